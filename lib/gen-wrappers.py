@@ -1,0 +1,434 @@
+#!/usr/bin/env python3
+"""Generate phantom's MPI wrappers and op table from lib/mpi-calls.def.
+
+One description of the MPI calls drives everything that must agree about them:
+
+  ph_ops.h / ph_ops.c   the op table of the trace format: ids, names, kinds and
+                        the fields each event carries, in encoding order;
+  --wrappers rec        the recorder's C wrappers (MPI_X -> PMPI_X) and Fortran
+                        wrappers (mpi_x_, mpi_x__, mpi_x, MPI_X, mpi_x_f08_),
+                        which call the Fortran PMPI symbol (pmpi_x_) so Fortran
+                        semantics (MPI_IN_PLACE, MPI_BOTTOM, ...) stay Open MPI's.
+
+A wrapper only moves arguments into a `ph_call` (lib/ph_call.h) by role and calls
+the runtime's ph_enter / ph_pre / ph_post; what each kind of call means lives in
+the runtime, once per kind, not once per function.
+
+Roles (parameter -> ph_call field):
+  sbuf rbuf count dtype peer tag rcount rdtype rpeer rtag root comm mop ival
+  scounts sdispls stypes rcounts rdispls rtypes   (vector collectives)
+  newcomm   MPI_Comm * out          commp   MPI_Comm * in/out (Comm_free)
+  newreq    MPI_Request * out       req     MPI_Request * in/out (Wait, Test, Start)
+  nreqs + reqs                      request arrays, copied before the call
+  status statuses index indices outcount flag   completion results
+  msgin msgout                      MPI_Message * in / out
+Kinds are listed in KIND_FIELDS below.
+"""
+import argparse
+import re
+import sys
+
+# Event fields, in encoding order, that a role contributes (before results).
+ROLE_FIELDS = [
+    ('comm', 'COMM'), ('commp', 'COMM'), ('peer', 'PEER'), ('tag', 'TAG'),
+    ('count', 'COUNT'), ('dtype', 'DTYPE'), ('rpeer', 'RPEER'), ('rtag', 'RTAG'),
+    ('rcount', 'RCOUNT'), ('rdtype', 'RDTYPE'), ('root', 'ROOT'),
+    ('scounts', 'SBYTESV'), ('rcounts', 'RBYTESV'), ('ival', 'INT'),
+    ('newcomm', 'NEWCOMM'),
+]
+# Result fields appended per kind.
+KIND_FIELDS = {
+    'init': [], 'finalize': [], 'abort': [], 'pcontrol': [],
+    'send': [], 'recv': ['STATUS'],
+    'isend': ['NEWREQ'], 'irecv': ['NEWREQ'], 'psend': ['NEWREQ'], 'precv': ['NEWREQ'],
+    'start': ['REQ'], 'startall': ['REQS'],
+    'sendrecv': ['STATUS'],
+    'probe': ['STATUS'], 'iprobe': ['FLAG', 'STATUS_IF_FLAG'],
+    'mprobe': ['STATUS', 'NEWREQ'], 'improbe': ['FLAG', 'STATUS_IF_FLAG', 'NEWREQ_IF_FLAG'],
+    'mrecv': ['REQ', 'STATUS'], 'imrecv': ['REQ', 'NEWREQ'],
+    'wait': ['REQ', 'STATUS'], 'waitall': ['REQS', 'STATUSES'],
+    'waitany': ['REQS', 'ANY'], 'waitsome': ['REQS', 'SOME'],
+    'test': ['REQ', 'FLAG', 'STATUS_IF_FLAG'], 'testall': ['REQS', 'FLAG', 'STATUSES_IF_FLAG'],
+    'testany': ['REQS', 'FLAG', 'ANY_IF_FLAG'], 'testsome': ['REQS', 'SOME'],
+    'request_free': ['REQ'], 'cancel': ['REQ'],
+    'coll': [], 'icoll': ['NEWREQ'],
+    'comm_dup': [], 'comm_idup': ['NEWREQ'], 'comm_new': [], 'comm_free': [],
+}
+FIELDS = ['COMM', 'PEER', 'TAG', 'COUNT', 'DTYPE', 'RPEER', 'RTAG', 'RCOUNT', 'RDTYPE',
+          'ROOT', 'SBYTESV', 'RBYTESV', 'INT', 'NEWCOMM', 'NEWREQ', 'REQ', 'REQS',
+          'STATUS', 'STATUSES', 'ANY', 'SOME', 'FLAG', 'STATUS_IF_FLAG',
+          'STATUSES_IF_FLAG', 'ANY_IF_FLAG', 'NEWREQ_IF_FLAG']
+CLASS = {  # coarse class for tools: what the simulator and stats group by
+    'p2p': ['send', 'recv', 'isend', 'irecv', 'psend', 'precv', 'start', 'startall',
+            'sendrecv', 'probe', 'iprobe', 'mprobe', 'improbe', 'mrecv', 'imrecv'],
+    'wait': ['wait', 'waitall', 'waitany', 'waitsome', 'test', 'testall', 'testany',
+             'testsome', 'request_free', 'cancel'],
+    'coll': ['coll', 'icoll'],
+    'comm': ['comm_dup', 'comm_idup', 'comm_new', 'comm_free'],
+    'other': ['init', 'finalize', 'abort', 'pcontrol'],
+}
+KIND_CLASS = {k: c for c, ks in CLASS.items() for k in ks}
+
+
+class Param:
+    def __init__(self, text):
+        text = text.strip()
+        self.text = text
+        self.array = '[' in text
+        t = re.sub(r'\[\w*\]', '', text)
+        m = re.match(r'(.*?)([A-Za-z_]\w*)$', t.strip())
+        if not m:
+            raise SystemExit('cannot parse parameter: ' + text)
+        self.ctype = ' '.join(m.group(1).replace('*', ' * ').split()).replace(' *', '*')
+        self.name = m.group(2)
+        self.base = self.ctype.replace('const ', '').replace('*', '').strip()
+        self.pointer = self.ctype.count('*') + (1 if self.array else 0)
+
+    def decl(self, name=None):
+        n = name or self.name
+        return self.text if name is None else self.text.replace(self.name, n)
+
+
+class Call:
+    def __init__(self, opid, kind, proto, roles, lineno):
+        self.opid, self.kind, self.proto, self.lineno = opid, kind, proto, lineno
+        m = re.match(r'(.*?)\bMPI_(\w+)\s*\((.*)\)$', proto)
+        if not m:
+            raise SystemExit(f'mpi-calls.def:{lineno}: cannot parse prototype')
+        self.ret = m.group(1).strip()
+        self.name = m.group(2)
+        args = m.group(3).strip()
+        self.variadic = args.endswith('...')
+        if self.variadic:
+            args = args[:args.rfind(',')]
+        self.params = [] if args in ('', 'void') else [Param(a) for a in args.split(',')]
+        self.roles = {}
+        for kv in roles.split():
+            role, pname = kv.split('=')
+            if pname not in [p.name for p in self.params]:
+                raise SystemExit(f'mpi-calls.def:{lineno}: MPI_{self.name} has no parameter {pname}')
+            self.roles[role] = pname
+        self.role_of = {v: k for k, v in self.roles.items()}
+
+    def fields(self):
+        f = [fld for role, fld in ROLE_FIELDS if role in self.roles]
+        return f + KIND_FIELDS[self.kind]
+
+
+def parse(path):
+    calls = []
+    for n, line in enumerate(open(path), 1):
+        line = line.split('#', 1)[0].strip()
+        if not line:
+            continue
+        head, _, roles = line.partition('|')
+        m = re.match(r'(\S+)\s+(\S+)\s+(.*)$', head.strip())
+        opid, kind, proto = m.groups()
+        if opid != '-' and kind not in KIND_FIELDS:
+            raise SystemExit(f'mpi-calls.def:{n}: unknown kind {kind}')
+        calls.append(Call(None if opid == '-' else int(opid), kind, proto, roles, n))
+    ids = [c.opid for c in calls if c.opid is not None]
+    if len(ids) != len(set(ids)) or max(ids) >= 0xF0:
+        raise SystemExit('mpi-calls.def: op ids must be unique and below 240')
+    return calls
+
+
+def gen_ops_h(calls, out):
+    ev = [c for c in calls if c.opid is not None]
+    w = out.write
+    w('/* Generated by lib/gen-wrappers.py from lib/mpi-calls.def. Do not edit. */\n')
+    w('#ifndef PH_OPS_H\n#define PH_OPS_H\n#include <stdint.h>\n\n')
+    w('enum ph_op {\n    PH_OP_NONE = 0,\n')
+    for c in ev:
+        w(f'    PH_OP_{c.name.upper()} = {c.opid},\n')
+    w(f'    PH_OP_LIMIT = {max(c.opid for c in ev) + 1}\n}};\n\n')
+    w('/* Event fields in encoding order; doc/trace-format.md gives each encoding. */\n')
+    w('enum ph_field {\n    PH_F_END = 0,\n')
+    for f in FIELDS:
+        w(f'    PH_F_{f},\n')
+    w('};\n\nenum ph_kind {\n')
+    for k in KIND_FIELDS:
+        w(f'    PH_K_{k.upper()},\n')
+    w('};\n\nenum ph_class { PH_C_P2P, PH_C_WAIT, PH_C_COLL, PH_C_COMM, PH_C_OTHER };\n\n')
+    w('#define PH_MAX_FIELDS 16\n')
+    w('typedef struct ph_op_info {\n    const char *name; /* "MPI_Send"; NULL for unused ids */\n')
+    w('    uint8_t kind, cls;\n    uint8_t fields[PH_MAX_FIELDS]; /* PH_F_END-terminated */\n} ph_op_info;\n\n')
+    w('extern const ph_op_info ph_ops[PH_OP_LIMIT];\n')
+    w('/* Functions that are counted, not sequenced (local calls), then unknown ones. */\n')
+    w('extern const char *const ph_counted_names[];\nextern const unsigned ph_ncounted, ph_nknown_counted;\n')
+    w('const ph_op_info *ph_op(unsigned op); /* NULL when op is not a valid id */\n')
+    w('#endif\n')
+
+
+def gen_ops_c(calls, out):
+    w = out.write
+    w('/* Generated by lib/gen-wrappers.py from lib/mpi-calls.def. Do not edit. */\n')
+    w('#include <stddef.h>\n#include "ph_ops.h"\n\nconst ph_op_info ph_ops[PH_OP_LIMIT] = {\n')
+    for c in calls:
+        if c.opid is None:
+            continue
+        flds = ', '.join('PH_F_' + f for f in c.fields()) or '0'
+        assert len(c.fields()) < 16
+        w(f'    [{c.opid}] = {{"MPI_{c.name}", PH_K_{c.kind.upper()}, '
+          f'PH_C_{KIND_CLASS[c.kind].upper()}, {{{flds}}}}},\n')
+    w('};\n\nconst char *const ph_counted_names[] = {\n')
+    counted = [c for c in calls if c.kind == 'count'] + [c for c in calls if c.kind == 'pass']
+    for c in counted:
+        w(f'    "MPI_{c.name}",\n')
+    w('};\n')
+    w(f'const unsigned ph_ncounted = {len(counted)};\n')
+    w(f'const unsigned ph_nknown_counted = {sum(1 for c in calls if c.kind == "count")};\n\n')
+    w('const ph_op_info *ph_op(unsigned op)\n{\n'
+      '    return op < PH_OP_LIMIT && ph_ops[op].name ? &ph_ops[op] : NULL;\n}\n')
+
+
+# ---- C wrappers -------------------------------------------------------------
+
+def c_assign(call, p):
+    """Statements moving C parameter p into ph_call `c` before the call."""
+    role = call.role_of.get(p.name)
+    n = p.name
+    if role is None:
+        return []
+    simple = {'sbuf': f'c.sbuf = {n};', 'rbuf': f'c.rbuf = {n};', 'count': f'c.count = {n};',
+              'dtype': f'c.dtype = {n};', 'peer': f'c.peer = {n};', 'tag': f'c.tag = {n};',
+              'rcount': f'c.rcount = {n};', 'rdtype': f'c.rdtype = {n};', 'rpeer': f'c.rpeer = {n};',
+              'rtag': f'c.rtag = {n};', 'root': f'c.root = {n};', 'comm': f'c.comm = {n};',
+              'mop': f'c.mop = {n};', 'ival': f'c.ival = {n};',
+              'scounts': f'c.scounts = {n};', 'sdispls': f'c.sdispls = {n};',
+              'stypes': f'c.stypes = {n};', 'rcounts': f'c.rcounts = {n};',
+              'rdispls': f'c.rdispls = {n};', 'rtypes': f'c.rtypes = {n};',
+              'commp': f'c.comm = *{n};', 'req': f'c.req = *{n};',
+              'msgin': f'c.msg = *{n};', 'nreqs': f'c.nreqs = {n};'}
+    if role in simple:
+        return [simple[role]]
+    return []
+
+
+def c_wrapper(call):
+    ps = call.params
+    decl = ', '.join(p.text for p in ps) if ps else 'void'
+    if call.variadic:
+        decl += ', ...'
+    args = ', '.join(p.name for p in ps)
+    L = [f'{call.ret} MPI_{call.name}({decl})', '{']
+    if call.kind in ('count', 'pass'):
+        L.append(f'    ph_count_call({COUNTED_INDEX[call.name]});')
+        if call.name == 'Type_free':  # forget the datatype before its handle is reused
+            L.append('    ph_type_freed(*type);')
+        L.append(f'    return PMPI_{call.name}({args});')
+        L.append('}')
+        return L
+    L.append('    ph_call c;')
+    L.append(f'    if (!ph_enter(&c, PH_OP_{call.name.upper()}, 0))')
+    L.append(f'        return PMPI_{call.name}({args});')
+    for p in ps:
+        L += ['    ' + s for s in c_assign(call, p)]
+    r = call.roles
+    if 'reqs' in r:
+        L.append(f'    c.reqs = ph_copy_requests(&c, {r["reqs"]}, {r["nreqs"]});')
+    # Results always land in memory we can read: substitute ignored statuses.
+    if 'status' in r:
+        s = r['status']
+        L.append(f'    MPI_Status st_local;')
+        L.append(f'    if ({s} == MPI_STATUS_IGNORE) {s} = &st_local;')
+        L.append(f'    c.status = {s};')
+    if 'statuses' in r:
+        s = r['statuses']
+        L.append(f'    if ({s} == MPI_STATUSES_IGNORE) {s} = ph_scratch_statuses(&c, {r["nreqs"]});')
+        L.append(f'    c.statuses = {s};')
+    L.append('    ph_pre(&c);')
+    L.append(f'    c.rc = PMPI_{call.name}({args});')
+    for role, stmt in [('newcomm', 'c.newcomm = *{};'), ('newreq', 'c.newreq = *{};'),
+                       ('msgout', 'c.msg = *{};'), ('index', 'c.index = *{};'),
+                       ('flag', 'c.flag = *{};'), ('outcount', 'c.outcount = *{};'),
+                       ('indices', 'c.indices = {};'), ('commp', 'c.commp = {};')]:
+        if role in r:
+            L.append('    ' + stmt.format(r[role]))
+    L.append('    ph_post(&c);')
+    L.append('    return c.rc;')
+    L.append('}')
+    return L
+
+
+# ---- Fortran wrappers ---------------------------------------------------------
+
+def f_param(call, p):
+    """Declaration of parameter p in the Fortran binding (all by reference)."""
+    if p.base == 'void' or (p.base == 'char' and p.pointer >= 2):
+        return f'void *{p.name}'
+    if p.base == 'MPI_Aint':
+        return f'MPI_Aint *{p.name}'
+    return f'MPI_Fint *{p.name}'
+
+
+def f_assign(call, p):
+    role = call.role_of.get(p.name)
+    n = p.name
+    if role is None:
+        return []
+    conv = {
+        'sbuf': f'c.sbuf = ph_fortran_buffer({n});', 'rbuf': f'c.rbuf = ph_fortran_buffer({n});',
+        'count': f'c.count = *{n};', 'rcount': f'c.rcount = *{n};', 'peer': f'c.peer = *{n};',
+        'tag': f'c.tag = *{n};', 'rpeer': f'c.rpeer = *{n};', 'rtag': f'c.rtag = *{n};',
+        'root': f'c.root = *{n};', 'ival': f'c.ival = *{n};', 'nreqs': f'c.nreqs = *{n};',
+        'dtype': f'c.dtype = PMPI_Type_f2c(*{n});', 'rdtype': f'c.rdtype = PMPI_Type_f2c(*{n});',
+        'comm': f'c.comm = PMPI_Comm_f2c(*{n});', 'commp': f'c.comm = PMPI_Comm_f2c(*{n});',
+        'mop': f'c.mop = PMPI_Op_f2c(*{n});',
+        'scounts': f'c.scounts = (const int *){n};', 'sdispls': f'c.sdispls = (const int *){n};',
+        'rcounts': f'c.rcounts = (const int *){n};', 'rdispls': f'c.rdispls = (const int *){n};',
+        'req': f'c.req = PMPI_Request_f2c(*{n});', 'msgin': f'c.msg = PMPI_Message_f2c(*{n});',
+    }
+    if role in conv:
+        return [conv[role]]
+    return []
+
+
+def f_wrapper(call):
+    lname = call.name.lower()
+    r = call.roles
+    special_init = call.kind == 'init'
+    fparams = [] if special_init else call.params
+    if call.name == 'Init_thread':
+        fparams = [p for p in call.params if p.name in ('required', 'provided')]
+    if call.name == 'Pcontrol':
+        fparams = call.params
+    decls = [f_param(call, p) for p in fparams] + ['MPI_Fint *ierr']
+    fargs = [p.name for p in fparams] + ['ierr']
+    proto = ', '.join(decls)
+    ftype = f'void (*)({proto})'
+    L = [f'static void ph_f_{lname}({proto});', f'static void ph_f_{lname}({proto})', '{']
+    L.append(f'    static void *real;')
+    L.append(f'    void (*pmpi)({proto}) = (void (*)({proto}))ph_fortran_pmpi(&real, "pmpi_{lname}_");')
+    if call.kind in ('count', 'pass'):
+        L.append(f'    ph_count_call({COUNTED_INDEX[call.name]});')
+        if call.name == 'Type_free':
+            L.append('    ph_type_freed(PMPI_Type_f2c(*type));')
+        L.append(f'    pmpi({", ".join(fargs)});')
+        L.append('}')
+        return L
+    L.append('    ph_call c;')
+    L.append(f'    if (!ph_enter(&c, PH_OP_{call.name.upper()}, 1)) {{')
+    L.append(f'        pmpi({", ".join(fargs)});')
+    L.append('        return;\n    }')
+    for p in fparams:
+        L += ['    ' + s for s in f_assign(call, p)]
+    if 'stypes' in r:
+        L.append(f'    c.stypes = ph_fortran_types(&c, {r["stypes"]}, 0);')
+    if 'rtypes' in r:
+        L.append(f'    c.rtypes = ph_fortran_types(&c, {r["rtypes"]}, 1);')
+    if 'reqs' in r:
+        L.append(f'    c.reqs = ph_fortran_requests(&c, {r["reqs"]}, *{r["nreqs"]});')
+    if 'status' in r:
+        s = r['status']
+        L.append('    MPI_Fint fst_local[PH_F_STATUS_SIZE];')
+        L.append(f'    if (ph_fortran_status_ignored({s})) {s} = fst_local;')
+    if 'statuses' in r:
+        s = r['statuses']
+        L.append(f'    if (ph_fortran_statuses_ignored({s})) {s} = ph_scratch_fortran_statuses(&c, *{r["nreqs"]});')
+    L.append('    ph_pre(&c);')
+    L.append(f'    pmpi({", ".join(fargs)});')
+    L.append('    c.rc = *ierr;')
+    L.append('    if (c.rc == MPI_SUCCESS) {')
+    post = {
+        'newcomm': 'c.newcomm = PMPI_Comm_f2c(*{});', 'newreq': 'c.newreq = PMPI_Request_f2c(*{});',
+        'msgout': 'c.msg = PMPI_Message_f2c(*{});', 'flag': 'c.flag = *{} != 0;',
+        'outcount': 'c.outcount = *{};',
+        'index': 'c.index = *{0} == MPI_UNDEFINED ? MPI_UNDEFINED : *{0} - 1;',
+        'status': 'c.status = ph_fortran_status(&c, {});',
+    }
+    for role, stmt in post.items():
+        if role in r:
+            L.append('        ' + stmt.format(r[role]))
+    if 'indices' in r:
+        L.append(f'        c.indices = ph_fortran_indices(&c, {r["indices"]}, c.outcount);')
+    if 'statuses' in r:
+        n = 'c.outcount' if 'outcount' in r else f'*{r["nreqs"]}'
+        L.append(f'        c.statuses = ph_fortran_statuses(&c, {r["statuses"]}, {n});')
+    if 'commp' in r:
+        L.append('        c.commp = &c.newcomm; /* Comm_free: the handle is gone */')
+    L.append('    }')
+    L.append('    ph_post(&c);')
+    L.append('}')
+    # Every name a Fortran compiler or mpi_f08 may use for this routine.
+    L.append(f'void mpi_{lname}_({proto}) __attribute__((alias("ph_f_{lname}")));')
+    L.append(f'void mpi_{lname}__({proto}) __attribute__((alias("ph_f_{lname}")));')
+    L.append(f'void mpi_{lname}({proto}) __attribute__((alias("ph_f_{lname}")));')
+    L.append(f'void MPI_{call.name.upper()}({proto}) __attribute__((alias("ph_f_{lname}")));')
+    return L
+
+
+def f08_wrapper(call):
+    """mpi_f08 entry points: same arguments, but ierror is optional (may be NULL)."""
+    lname = call.name.lower()
+    fparams = [] if call.kind == 'init' else call.params
+    if call.name == 'Init_thread':
+        fparams = [p for p in call.params if p.name in ('required', 'provided')]
+    decls = [f_param(call, p) for p in fparams] + ['MPI_Fint *ierr']
+    fargs = [p.name for p in fparams]
+    return [f'void mpi_{lname}_f08_({", ".join(decls)});',
+            f'void mpi_{lname}_f08_({", ".join(decls)})', '{',
+            '    MPI_Fint e = MPI_SUCCESS;',
+            f'    ph_f_{lname}({", ".join(fargs + ["&e"])});',
+            '    if (ierr) *ierr = e;', '}']
+
+
+COUNTED_INDEX = {}
+# Fortran bindings we generate: every event call plus the counted local calls
+# whose Fortran form takes no strings or callbacks.
+F_SKIP = {'Pcontrol', 'Wtime', 'Wtick', 'Get_processor_name', 'Error_string',
+          'Get_library_version', 'Op_create', 'Address', 'Get_address', 'Alloc_mem',
+          'Free_mem', 'Buffer_attach', 'Buffer_detach', 'Comm_get_attr', 'Attr_get',
+          'Pack', 'Unpack', 'Pack_size', 'Comm_set_errhandler', 'Type_get_extent',
+          'Type_get_true_extent', 'Type_create_hvector', 'Type_create_hindexed',
+          'Type_create_struct', 'Type_create_resized', 'Type_hvector', 'Type_create_subarray'}
+
+
+def gen_wrappers(calls, out, prefix):
+    w = out.write
+    w('/* Generated by lib/gen-wrappers.py from lib/mpi-calls.def. Do not edit. */\n')
+    w(f'#include "{prefix}.h"\n\n')
+    w('/* Deprecated calls are still forwarded: the application chose them. */\n')
+    w('#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n\n')
+    for c in calls:
+        if c.kind in ('count', 'pass'):
+            w('\n'.join(c_wrapper(c)) + '\n\n')
+    for c in calls:
+        if c.kind not in ('count', 'pass'):
+            w('\n'.join(c_wrapper(c)) + '\n\n')
+    w('/* ---- Fortran: Open MPI\'s bindings call PMPI_* directly, so wrap them too ---- */\n\n')
+    for c in calls:
+        if c.kind == 'pass' or c.name in F_SKIP:
+            continue
+        w('\n'.join(f_wrapper(c)) + '\n')
+        w('\n'.join(f08_wrapper(c)) + '\n\n')
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('def_file')
+    ap.add_argument('--ops', metavar='DIR', help='write ph_ops.h and ph_ops.c into DIR')
+    ap.add_argument('--wrappers', metavar='OUT.c', help='write the wrappers')
+    ap.add_argument('--header', default='ph_rec', help='runtime header the wrappers include')
+    ap.add_argument('--skip', default='', help='comma-separated functions the MPI library lacks')
+    a = ap.parse_args()
+    calls = parse(a.def_file)
+    idx = 0
+    for kind in ('count', 'pass'):
+        for c in calls:
+            if c.kind == kind:
+                COUNTED_INDEX[c.name] = idx
+                idx += 1
+    if a.ops:
+        with open(a.ops + '/ph_ops.h', 'w') as f:
+            gen_ops_h(calls, f)
+        with open(a.ops + '/ph_ops.c', 'w') as f:
+            gen_ops_c(calls, f)
+    if a.wrappers:
+        skip = set(s for s in a.skip.split(',') if s)
+        with open(a.wrappers, 'w') as f:
+            gen_wrappers([c for c in calls if c.name not in skip], f, a.header)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,83 @@
+/* ph_call.h - what a generated MPI wrapper hands to its runtime.
+ *
+ * lib/gen-wrappers.py turns each line of lib/mpi-calls.def into a C wrapper
+ * and Fortran wrappers that fill a ph_call by role and call ph_enter, ph_pre
+ * and ph_post.  The recorder (libpmpi-rec) and the replayer each implement
+ * these functions; the wrappers themselves are shared.
+ */
+#ifndef PH_CALL_H
+#define PH_CALL_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "ph_ops.h"
+
+/* Fortran status size in MPI_Fint (MPI_STATUS_SIZE). */
+#define PH_F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
+
+typedef struct ph_call {
+    uint16_t op;
+    uint8_t fortran; /* called through a Fortran binding */
+    int rc;          /* the MPI return code */
+    uint64_t t_entry;
+    void *site_pc[8]; /* raw return addresses of the call site */
+    int site_depth;
+
+    /* arguments, by role */
+    MPI_Comm comm;
+    int peer, tag, count;
+    MPI_Datatype dtype;
+    const void *sbuf;
+    void *rbuf;
+    int rpeer, rtag, rcount;
+    MPI_Datatype rdtype;
+    int root;
+    MPI_Op mop;
+    long ival;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    const MPI_Datatype *stypes, *rtypes;
+
+    /* handles in and out */
+    MPI_Comm newcomm;
+    MPI_Comm *commp;     /* Comm_free/disconnect: the freed handle */
+    MPI_Request newreq;  /* request created by the call */
+    MPI_Request req;     /* request passed in, copied before the call */
+    int nreqs;
+    MPI_Request *reqs;   /* request array, copied before the call */
+    MPI_Message msg;     /* message handle in (Mrecv) or out (Mprobe) */
+
+    /* results */
+    MPI_Status *status;   /* never MPI_STATUS_IGNORE: wrappers substitute */
+    MPI_Status *statuses; /* never MPI_STATUSES_IGNORE */
+    int index, flag, outcount;
+    int *indices;
+
+    MPI_Status fstatus; /* a Fortran status converted to C */
+    long aux;           /* runtime-private (e.g. the handle index of a freed comm) */
+} ph_call;
+
+/* Implemented by each runtime (recorder, replayer). */
+int ph_enter(ph_call *c, int op, int fortran); /* 0: pass straight through */
+void ph_pre(ph_call *c);
+void ph_post(ph_call *c);
+void ph_count_call(unsigned counted_index);
+void ph_type_freed(MPI_Datatype t);
+
+/* Shared helpers (lib/ph_call.c).  Arrays live in grow-only thread-local
+ * scratch, valid until the same thread's next MPI call. */
+MPI_Request *ph_copy_requests(ph_call *c, const MPI_Request *reqs, int n);
+MPI_Status *ph_scratch_statuses(ph_call *c, int n);
+void *ph_fortran_pmpi(void **cache, const char *name);
+const void *ph_fortran_buffer_c(const void *p);
+#define ph_fortran_buffer(p) ((void *)ph_fortran_buffer_c(p))
+int ph_fortran_status_ignored(const MPI_Fint *s);
+int ph_fortran_statuses_ignored(const MPI_Fint *s);
+MPI_Fint *ph_scratch_fortran_statuses(ph_call *c, int n);
+MPI_Status *ph_fortran_status(ph_call *c, const MPI_Fint *s);
+MPI_Status *ph_fortran_statuses(ph_call *c, const MPI_Fint *s, int n);
+int *ph_fortran_indices(ph_call *c, const MPI_Fint *idx, int n);
+MPI_Request *ph_fortran_requests(ph_call *c, const MPI_Fint *reqs, int n);
+const MPI_Datatype *ph_fortran_types(ph_call *c, const MPI_Fint *types, int which);
+
+#endif

@@ -1,0 +1,1244 @@
+/* ph_reader.c - read phantom traces: meta.json, rank event streams, message logs.
+ *
+ * Every failure is reported as one line naming the file and the byte offset
+ * (of the frame, and within the decompressed block where that helps), never
+ * as a crash: every length and index read from a file is bounds-checked.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "ph_trace.h"
+
+/* ---- frames ------------------------------------------------------------- */
+
+typedef struct frames {
+    char path[4096];
+    const uint8_t *map;
+    size_t size, off; /* off: next frame's file offset */
+    ZSTD_DCtx *dctx;
+    uint8_t *blk;
+    size_t blkcap, blklen;
+    size_t frame_off; /* file offset of the current block's frame */
+    ph_file_header hdr;
+} frames;
+
+static int frames_open(frames *f, const char *path, const char *magic, ph_err *err)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->path, sizeof f->path, "%s", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        ph_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ph_err_set(err, "%s: not a regular file", path);
+        close(fd);
+        return -1;
+    }
+    f->size = (size_t)st.st_size;
+    if (f->size < PH_HEADER_SIZE) {
+        ph_err_set(err, "%s: offset %zu: truncated header (%zu of %d bytes)", path, f->size,
+                   f->size, PH_HEADER_SIZE);
+        close(fd);
+        return -1;
+    }
+    f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (f->map == MAP_FAILED) {
+        f->map = NULL;
+        ph_err_set(err, "%s: cannot map: %s", path, strerror(errno));
+        return -1;
+    }
+    if (ph_header_decode(f->map, magic, &f->hdr, path, err) < 0)
+        return -1;
+    f->off = PH_HEADER_SIZE;
+    f->dctx = ZSTD_createDCtx();
+    return f->dctx ? 0 : -1;
+}
+
+static void frames_close(frames *f)
+{
+    if (f->map)
+        munmap((void *)f->map, f->size);
+    ZSTD_freeDCtx(f->dctx);
+    free(f->blk);
+    memset(f, 0, sizeof *f);
+}
+
+/* 1: a block in f->blk; 0: clean end of file; -1: error. */
+static int frames_next(frames *f, ph_err *err)
+{
+    if (f->off == f->size)
+        return 0;
+    const uint8_t *src = f->map + f->off;
+    size_t avail = f->size - f->off;
+    f->frame_off = f->off;
+    size_t csize = ZSTD_findFrameCompressedSize(src, avail);
+    if (ZSTD_isError(csize)) {
+        ph_err_set(err, "%s: offset %zu: %s frame (%s)", f->path, f->off,
+                   ZSTD_getErrorCode(csize) == ZSTD_error_srcSize_wrong ? "truncated" : "corrupt",
+                   ZSTD_getErrorName(csize));
+        return -1;
+    }
+    unsigned long long rsize = ZSTD_getFrameContentSize(src, csize);
+    if (rsize == ZSTD_CONTENTSIZE_UNKNOWN || rsize == ZSTD_CONTENTSIZE_ERROR || rsize > PH_MAX_BLOCK) {
+        ph_err_set(err, "%s: offset %zu: corrupt frame header (block size)", f->path, f->off);
+        return -1;
+    }
+    if (rsize > f->blkcap) {
+        uint8_t *b = realloc(f->blk, rsize ? rsize : 1);
+        if (!b) {
+            ph_err_set(err, "%s: out of memory", f->path);
+            return -1;
+        }
+        f->blk = b;
+        f->blkcap = rsize;
+    }
+    size_t n = ZSTD_decompressDCtx(f->dctx, f->blk, f->blkcap, src, csize);
+    if (ZSTD_isError(n) || n != rsize) {
+        ph_err_set(err, "%s: offset %zu: corrupt frame (%s)", f->path, f->off,
+                   ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch");
+        return -1;
+    }
+    f->blklen = n;
+    f->off += csize;
+    return 1;
+}
+
+/* ---- bounds-checked decoding of one block ----------------------------------- */
+
+typedef struct cursor {
+    const uint8_t *p, *start, *end;
+    int bad;
+} cursor;
+
+static uint64_t uv(cursor *c)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (c->p >= c->end) {
+            c->bad = 1;
+            return 0;
+        }
+        uint8_t b = *c->p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+    c->bad = 1;
+    return 0;
+}
+
+static int64_t sv(cursor *c) { return ph_unzz(uv(c)); }
+
+static uint64_t u64le(cursor *c)
+{
+    if (c->end - c->p < 8) {
+        c->bad = 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)c->p[i] << (8 * i);
+    c->p += 8;
+    return v;
+}
+
+static const uint8_t *bytes(cursor *c, uint64_t n)
+{
+    if ((uint64_t)(c->end - c->p) < n) {
+        c->bad = 1;
+        return NULL;
+    }
+    const uint8_t *r = c->p;
+    c->p += n;
+    return r;
+}
+
+/* Counts read from a file bound allocations: no element is smaller than a byte. */
+static int plausible(cursor *c, uint64_t n) { return !c->bad && n <= (uint64_t)(c->end - c->p); }
+
+/* ---- trace-level tables ------------------------------------------------------ */
+
+typedef struct gid_map {
+    uint64_t *gid;
+    uint32_t *id;
+    size_t n, cap;
+} gid_map;
+
+static long gid_find(const gid_map *m, uint64_t gid)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->gid[mid] < gid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n && m->gid[lo] == gid ? (long)m->id[lo] : -1;
+}
+
+static int gid_insert(gid_map *m, uint64_t gid, uint32_t id)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->gid[mid] < gid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        uint64_t *g = realloc(m->gid, cap * sizeof *g);
+        if (!g)
+            return -1;
+        m->gid = g;
+        uint32_t *i = realloc(m->id, cap * sizeof *i);
+        if (!i)
+            return -1;
+        m->id = i;
+        m->cap = cap;
+    }
+    memmove(m->gid + lo + 1, m->gid + lo, (m->n - lo) * sizeof *m->gid);
+    memmove(m->id + lo + 1, m->id + lo, (m->n - lo) * sizeof *m->id);
+    m->gid[lo] = gid;
+    m->id[lo] = id;
+    m->n++;
+    return 0;
+}
+
+typedef struct counters {
+    ph_counter *c;
+    size_t n;
+} counters;
+
+struct ph_trace {
+    char *dir;
+    json_t *meta;
+    uint32_t nranks, flags;
+    ph_comm_info *comms;
+    uint32_t ncomms;
+    gid_map comm_ids;
+    ph_site_info *sites;
+    uint32_t nsites;
+    gid_map site_ids;
+    counters *counters; /* per rank, filled on demand */
+    char **strings;     /* formatted meta values */
+    size_t nstrings;
+};
+
+static char *rank_path(const ph_trace *t, uint32_t rank, const char *ext)
+{
+    size_t n = strlen(t->dir) + 32;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/rank-%06u.%s", t->dir, rank, ext);
+    return p;
+}
+
+static int add_comm(ph_trace *t, uint64_t gid, uint32_t size, const int32_t *members,
+                    uint32_t rsize, const int32_t *remote)
+{
+    if (gid_find(&t->comm_ids, gid) >= 0)
+        return 0;
+    ph_comm_info *c = realloc(t->comms, (t->ncomms + 1) * sizeof *c);
+    if (!c)
+        return -1;
+    t->comms = c;
+    c = &t->comms[t->ncomms];
+    memset(c, 0, sizeof *c);
+    c->gid = gid;
+    c->size = size;
+    c->members = malloc((size ? size : 1) * sizeof(int32_t));
+    c->remote_size = rsize;
+    c->remote = malloc((rsize ? rsize : 1) * sizeof(int32_t));
+    if (!c->members || !c->remote)
+        return -1;
+    memcpy(c->members, members, size * sizeof(int32_t));
+    if (rsize)
+        memcpy(c->remote, remote, rsize * sizeof(int32_t));
+    if (gid_insert(&t->comm_ids, gid, t->ncomms) < 0)
+        return -1;
+    t->ncomms++;
+    return 0;
+}
+
+static int add_site(ph_trace *t, uint64_t gid, uint32_t nframes, char **modules,
+                    const uint64_t *offsets, const char *function, const char *file, int line)
+{
+    if (gid_find(&t->site_ids, gid) >= 0)
+        return 0;
+    ph_site_info *s = realloc(t->sites, (t->nsites + 1) * sizeof *s);
+    if (!s)
+        return -1;
+    t->sites = s;
+    s = &t->sites[t->nsites];
+    memset(s, 0, sizeof *s);
+    s->gid = gid;
+    s->nframes = nframes;
+    s->modules = calloc(nframes ? nframes : 1, sizeof(char *));
+    s->offsets = calloc(nframes ? nframes : 1, sizeof(uint64_t));
+    if (!s->modules || !s->offsets)
+        return -1;
+    for (uint32_t i = 0; i < nframes; i++) {
+        s->modules[i] = strdup(modules[i] ? modules[i] : "?");
+        s->offsets[i] = offsets[i];
+    }
+    s->function = function ? strdup(function) : NULL;
+    s->file = file ? strdup(file) : NULL;
+    s->line = line;
+    if (gid_insert(&t->site_ids, gid, t->nsites) < 0)
+        return -1;
+    t->nsites++;
+    return 0;
+}
+
+/* ---- the rank reader --------------------------------------------------------- */
+
+typedef struct local_map {
+    uint32_t *v;
+    size_t n;
+} local_map;
+
+static int local_set(local_map *m, uint64_t idx, uint32_t val)
+{
+    if (idx > (1u << 24))
+        return -1;
+    if (idx >= m->n) {
+        size_t n = (size_t)idx * 2 + 16;
+        uint32_t *v = realloc(m->v, n * sizeof *v);
+        if (!v)
+            return -1;
+        for (size_t i = m->n; i < n; i++)
+            v[i] = UINT32_MAX;
+        m->v = v;
+        m->n = n;
+    }
+    m->v[idx] = val;
+    return 0;
+}
+
+static long local_get(const local_map *m, uint64_t idx)
+{
+    return idx < m->n && m->v[idx] != UINT32_MAX ? (long)m->v[idx] : -1;
+}
+
+typedef struct grow {
+    void *p;
+    size_t cap;
+} grow;
+
+static void *grow_to(grow *g, size_t bytes)
+{
+    if (bytes > g->cap) {
+        size_t cap = g->cap ? g->cap : 64;
+        while (cap < bytes)
+            cap *= 2;
+        void *p = realloc(g->p, cap);
+        if (!p)
+            return NULL;
+        g->p = p;
+        g->cap = cap;
+    }
+    return g->p;
+}
+
+struct ph_rank_reader {
+    ph_trace *t;
+    uint32_t rank;
+    frames f;
+    cursor c;
+    int in_block;
+    uint64_t next_index, prev_exit, next_req;
+    local_map comms, types, sites, modules_idx;
+    uint64_t *type_size;
+    size_t ntype_size;
+    char **modules;
+    size_t nmodules;
+    grow g_reqs, g_sb, g_rb, g_done, g_status;
+    int complete;
+    char *note;
+    int defs_only; /* prescan: build the trace tables, do not map ids */
+    counters counts;
+};
+
+static int rr_fail(ph_rank_reader *r, ph_err *err, const char *what)
+{
+    ph_err_set(err, "%s: offset %zu: corrupt block (%s at byte %zu of the block)", r->f.path,
+               r->f.frame_off, what, (size_t)(r->c.p - r->c.start));
+    return -1;
+}
+
+static int read_comm_def(ph_rank_reader *r, ph_err *err)
+{
+    cursor *c = &r->c;
+    uint64_t idx = uv(c), gid = u64le(c), inter = uv(c), size = uv(c);
+    if (!plausible(c, size))
+        return rr_fail(r, err, "communicator size");
+    int32_t *m = malloc((size + 1) * sizeof *m);
+    int32_t *rm = NULL;
+    uint64_t rsize = 0;
+    if (!m)
+        return rr_fail(r, err, "memory");
+    for (uint64_t i = 0; i < size; i++) {
+        m[i] = (int32_t)uv(c);
+        if ((uint32_t)m[i] >= r->t->nranks)
+            c->bad = 1;
+    }
+    if (inter) {
+        rsize = uv(c);
+        if (!plausible(c, rsize)) {
+            free(m);
+            return rr_fail(r, err, "remote group size");
+        }
+        rm = malloc((rsize + 1) * sizeof *rm);
+        for (uint64_t i = 0; rm && i < rsize; i++) {
+            rm[i] = (int32_t)uv(c);
+            if ((uint32_t)rm[i] >= r->t->nranks)
+                c->bad = 1;
+        }
+    }
+    int rc = 0;
+    if (c->bad)
+        rc = rr_fail(r, err, "communicator member");
+    else if (r->defs_only)
+        rc = add_comm(r->t, gid, (uint32_t)size, m, (uint32_t)rsize, rm);
+    if (rc == 0) {
+        long id = gid_find(&r->t->comm_ids, gid);
+        if (id < 0 || local_set(&r->comms, idx, (uint32_t)id) < 0)
+            rc = rr_fail(r, err, id < 0 ? "communicator missing from meta.json" : "communicator index");
+    }
+    free(m);
+    free(rm);
+    return rc;
+}
+
+static int read_site_def(ph_rank_reader *r, ph_err *err)
+{
+    cursor *c = &r->c;
+    uint64_t idx = uv(c), gid = u64le(c), nframes = uv(c);
+    if (!plausible(c, nframes) || nframes > 64)
+        return rr_fail(r, err, "call-site frame count");
+    char *mods[64];
+    uint64_t offs[64];
+    for (uint64_t i = 0; i < nframes; i++) {
+        uint64_t mi = uv(c);
+        offs[i] = uv(c);
+        long m = local_get(&r->modules_idx, mi);
+        mods[i] = m >= 0 ? r->modules[m] : NULL;
+        if (m < 0)
+            c->bad = 1;
+    }
+    if (c->bad)
+        return rr_fail(r, err, "call-site frame");
+    if (r->defs_only && add_site(r->t, gid, (uint32_t)nframes, mods, offs, NULL, NULL, 0) < 0)
+        return rr_fail(r, err, "memory");
+    long id = gid_find(&r->t->site_ids, gid);
+    if (id < 0 || local_set(&r->sites, idx, (uint32_t)id) < 0)
+        return rr_fail(r, err, id < 0 ? "call site missing from meta.json" : "call-site index");
+    return 0;
+}
+
+static int read_module_def(ph_rank_reader *r, ph_err *err)
+{
+    cursor *c = &r->c;
+    uint64_t idx = uv(c), len = uv(c);
+    const uint8_t *s = bytes(c, len);
+    if (!s || len > 4096)
+        return rr_fail(r, err, "module name");
+    char **m = realloc(r->modules, (r->nmodules + 1) * sizeof *m);
+    if (!m)
+        return rr_fail(r, err, "memory");
+    r->modules = m;
+    m[r->nmodules] = strndup((const char *)s, len);
+    if (local_set(&r->modules_idx, idx, (uint32_t)r->nmodules) < 0)
+        return rr_fail(r, err, "module index");
+    r->nmodules++;
+    return 0;
+}
+
+static int read_type_def(ph_rank_reader *r, ph_err *err)
+{
+    cursor *c = &r->c;
+    uint64_t idx = uv(c), size = uv(c);
+    (void)sv(c); /* extent */
+    (void)uv(c); /* flags */
+    if (c->bad || idx > (1u << 20))
+        return rr_fail(r, err, "datatype definition");
+    if (idx >= r->ntype_size) {
+        size_t n = idx * 2 + 16;
+        uint64_t *v = realloc(r->type_size, n * sizeof *v);
+        if (!v)
+            return rr_fail(r, err, "memory");
+        for (size_t i = r->ntype_size; i < n; i++)
+            v[i] = UINT64_MAX;
+        r->type_size = v;
+        r->ntype_size = n;
+    }
+    r->type_size[idx] = size;
+    return 0;
+}
+
+static int read_counters(ph_rank_reader *r, ph_err *err)
+{
+    cursor *c = &r->c;
+    uint64_t n = uv(c);
+    if (!plausible(c, n))
+        return rr_fail(r, err, "counter count");
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t len = uv(c);
+        const uint8_t *s = bytes(c, len);
+        uint64_t calls = uv(c), unknown = uv(c);
+        if (!s || c->bad)
+            return rr_fail(r, err, "counter");
+        ph_counter *v = realloc(r->counts.c, (r->counts.n + 1) * sizeof *v);
+        if (!v)
+            return rr_fail(r, err, "memory");
+        r->counts.c = v;
+        v[r->counts.n].name = strndup((const char *)s, len);
+        v[r->counts.n].calls = calls;
+        v[r->counts.n].unknown = (int)unknown;
+        r->counts.n++;
+    }
+    return 0;
+}
+
+static int read_note(ph_rank_reader *r, ph_err *err)
+{
+    uint64_t len = uv(&r->c);
+    const uint8_t *s = bytes(&r->c, len);
+    if (!s)
+        return rr_fail(r, err, "note");
+    free(r->note);
+    r->note = strndup((const char *)s, len);
+    return 0;
+}
+
+/* ---- events -------------------------------------------------------------------- */
+
+static int32_t world_of(const ph_trace *t, uint32_t comm, int32_t rank, int remote)
+{
+    if (rank < 0 || comm >= t->ncomms)
+        return rank;
+    const ph_comm_info *ci = &t->comms[comm];
+    if (remote && ci->remote_size)
+        return (uint32_t)rank < ci->remote_size ? ci->remote[rank] : PH_NO_RANK;
+    return (uint32_t)rank < ci->size ? ci->members[rank] : PH_NO_RANK;
+}
+
+static uint64_t req_ref(ph_rank_reader *r, uint64_t ref)
+{
+    if (ref == 0)
+        return 0;
+    if (ref == 1)
+        return UINT64_MAX;
+    if (ref - 2 >= r->next_req) { /* ids start at 1 */
+        r->c.bad = 1;
+        return 0;
+    }
+    return r->next_req - (ref - 2);
+}
+
+static void read_status(ph_rank_reader *r, ph_event *ev, ph_status *s)
+{
+    s->source = (int32_t)sv(&r->c);
+    s->source_world = PH_NO_RANK;
+    s->tag = 0;
+    s->bytes = 0;
+    if (s->source == PH_NO_RANK)
+        return;
+    s->tag = (int32_t)sv(&r->c);
+    s->bytes = uv(&r->c);
+    int inter = ev->comm < r->t->ncomms && r->t->comms[ev->comm].remote_size;
+    s->source_world = world_of(r->t, ev->comm, s->source, inter);
+}
+
+static ph_status *statuses(ph_rank_reader *r, uint32_t n)
+{
+    return grow_to(&r->g_status, (n ? n : 1) * sizeof(ph_status));
+}
+
+static uint64_t type_bytes(ph_rank_reader *r, uint64_t idx, int64_t count)
+{
+    if (idx >= r->ntype_size || r->type_size[idx] == UINT64_MAX) {
+        r->c.bad = 1;
+        return 0;
+    }
+    return (uint64_t)(count < 0 ? 0 : count) * r->type_size[idx];
+}
+
+static int read_vec(ph_rank_reader *r, grow *g, uint32_t *n, const uint64_t **out)
+{
+    uint64_t k = uv(&r->c);
+    if (!plausible(&r->c, k))
+        return -1;
+    uint64_t *v = grow_to(g, (k ? k : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (uint64_t i = 0; i < k; i++)
+        v[i] = uv(&r->c);
+    *n = (uint32_t)k;
+    *out = v;
+    return 0;
+}
+
+static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
+{
+    cursor *c = &r->c;
+    const ph_op_info *info = ph_op(op);
+    if (!info)
+        return rr_fail(r, err, "unknown op id");
+    memset(ev, 0, sizeof *ev);
+    ev->op = (uint16_t)op;
+    ev->seq = r->next_index;
+    int64_t gap = sv(c);
+    uint64_t dur = uv(c);
+    ev->t_entry = r->prev_exit + (uint64_t)gap;
+    ev->t_exit = ev->t_entry + dur;
+    uint64_t site = uv(c);
+    long sid = local_get(&r->sites, site);
+    if (sid < 0 && !c->bad)
+        return rr_fail(r, err, "undefined call site");
+    ev->site = (uint32_t)sid;
+    ev->comm = PH_COMM_NULL;
+    ev->newcomm = PH_COMM_NULL;
+    ev->peer = ev->peer_world = ev->rpeer = ev->rpeer_world = ev->root = PH_NO_RANK;
+    ev->flag = -1;
+    ev->index = -1;
+    int32_t any_index = -1;
+    uint64_t dtype = 0, rdtype = 0;
+    int has_dtype = 0, has_rdtype = 0;
+    for (const uint8_t *fp = info->fields; *fp && !c->bad; fp++) {
+        switch (*fp) {
+        case PH_F_COMM: {
+            long id = local_get(&r->comms, uv(c));
+            if (id < 0 && !c->bad)
+                return rr_fail(r, err, "undefined communicator");
+            ev->comm = (uint32_t)id;
+            break;
+        }
+        case PH_F_PEER: ev->peer = (int32_t)sv(c); break;
+        case PH_F_TAG: ev->tag = (int32_t)sv(c); break;
+        case PH_F_COUNT: ev->count = (int64_t)uv(c); break;
+        case PH_F_DTYPE: dtype = uv(c); has_dtype = 1; break;
+        case PH_F_RPEER: ev->rpeer = (int32_t)sv(c); break;
+        case PH_F_RTAG: ev->rtag = (int32_t)sv(c); break;
+        case PH_F_RCOUNT: ev->rcount = (int64_t)uv(c); break;
+        case PH_F_RDTYPE: rdtype = uv(c); has_rdtype = 1; break;
+        case PH_F_ROOT: ev->root = (int32_t)sv(c); break;
+        case PH_F_SBYTESV:
+            if (read_vec(r, &r->g_sb, &ev->nsbytes, &ev->sbytes) < 0)
+                return rr_fail(r, err, "byte vector");
+            break;
+        case PH_F_RBYTESV:
+            if (read_vec(r, &r->g_rb, &ev->nrbytes, &ev->rbytes_v) < 0)
+                return rr_fail(r, err, "byte vector");
+            break;
+        case PH_F_INT: ev->ival = sv(c); break;
+        case PH_F_NEWCOMM: {
+            uint64_t v = uv(c);
+            if (v) {
+                long id = local_get(&r->comms, v - 1);
+                if (id < 0 && !c->bad)
+                    return rr_fail(r, err, "undefined new communicator");
+                ev->newcomm = (uint32_t)id;
+            }
+            break;
+        }
+        case PH_F_NEWREQ: ev->newreq = ++r->next_req; break;
+        case PH_F_NEWREQ_IF_FLAG:
+            if (ev->flag > 0)
+                ev->newreq = ++r->next_req;
+            break;
+        case PH_F_REQ: {
+            uint64_t *v = grow_to(&r->g_reqs, sizeof *v);
+            if (!v)
+                return rr_fail(r, err, "memory");
+            v[0] = req_ref(r, uv(c));
+            ev->nreqs = 1;
+            ev->reqs = v;
+            break;
+        }
+        case PH_F_REQS: {
+            uint64_t n = uv(c);
+            if (!plausible(c, n))
+                return rr_fail(r, err, "request count");
+            uint64_t *v = grow_to(&r->g_reqs, (n ? n : 1) * sizeof *v);
+            if (!v)
+                return rr_fail(r, err, "memory");
+            for (uint64_t i = 0; i < n; i++)
+                v[i] = req_ref(r, uv(c));
+            ev->nreqs = (uint32_t)n;
+            ev->reqs = v;
+            break;
+        }
+        case PH_F_FLAG: ev->flag = (int32_t)uv(c); break;
+        case PH_F_STATUS:
+        case PH_F_STATUS_IF_FLAG:
+            if (*fp == PH_F_STATUS || ev->flag > 0) {
+                ph_status *s = statuses(r, 1);
+                read_status(r, ev, s);
+                ev->nstatus = 1;
+                ev->status = s;
+            }
+            break;
+        case PH_F_STATUSES:
+        case PH_F_STATUSES_IF_FLAG:
+            if (*fp == PH_F_STATUSES || ev->flag > 0) {
+                ph_status *s = statuses(r, ev->nreqs);
+                for (uint32_t i = 0; i < ev->nreqs && !c->bad; i++)
+                    read_status(r, ev, &s[i]);
+                ev->nstatus = ev->nreqs;
+                ev->status = s;
+            }
+            break;
+        case PH_F_ANY:
+        case PH_F_ANY_IF_FLAG:
+            if (*fp == PH_F_ANY || ev->flag > 0) {
+                any_index = (int32_t)sv(c);
+                ev->index = any_index;
+                if (any_index != PH_UNDEFINED) {
+                    if (any_index < 0 || (uint32_t)any_index >= ev->nreqs)
+                        return rr_fail(r, err, "completed index");
+                    ph_status *s = statuses(r, 1);
+                    read_status(r, ev, s);
+                    ev->nstatus = 1;
+                    ev->status = s;
+                }
+            }
+            break;
+        case PH_F_SOME: {
+            uint64_t n = uv(c);
+            if (n == 0) {
+                ev->ncompleted = UINT32_MAX;
+                break;
+            }
+            n--;
+            if (n > ev->nreqs)
+                return rr_fail(r, err, "completed count");
+            int32_t *idx = grow_to(&r->g_done, (n ? n : 1) * sizeof *idx);
+            ph_status *s = statuses(r, (uint32_t)n);
+            if (!idx || !s)
+                return rr_fail(r, err, "memory");
+            for (uint64_t i = 0; i < n && !c->bad; i++) {
+                idx[i] = (int32_t)uv(c);
+                if ((uint32_t)idx[i] >= ev->nreqs)
+                    return rr_fail(r, err, "completed index");
+                read_status(r, ev, &s[i]);
+            }
+            ev->ncompleted = (uint32_t)n;
+            ev->completed = idx;
+            ev->nstatus = (uint32_t)n;
+            ev->status = s;
+            break;
+        }
+        default:
+            return rr_fail(r, err, "unknown field kind");
+        }
+    }
+    if (has_dtype)
+        ev->bytes = type_bytes(r, dtype, ev->count);
+    if (has_rdtype)
+        ev->rbytes = type_bytes(r, rdtype, ev->rcount);
+    if (c->bad)
+        return rr_fail(r, err, "event truncated or datatype undefined");
+    int inter = ev->comm < r->t->ncomms && r->t->comms[ev->comm].remote_size;
+    ev->peer_world = world_of(r->t, ev->comm, ev->peer, inter);
+    ev->rpeer_world = world_of(r->t, ev->comm, ev->rpeer, inter);
+    r->prev_exit = ev->t_exit;
+    r->next_index++;
+    return 1;
+}
+
+static int start_block(ph_rank_reader *r, ph_err *err)
+{
+    r->c.start = r->c.p = r->f.blk;
+    r->c.end = r->f.blk + r->f.blklen;
+    r->c.bad = 0;
+    uint64_t first = uv(&r->c), base = uv(&r->c), next_req = uv(&r->c);
+    if (r->c.bad)
+        return rr_fail(r, err, "block header");
+    if (first != r->next_index) {
+        ph_err_set(err, "%s: offset %zu: block starts at event %llu, expected %llu (a block is missing)",
+                   r->f.path, r->f.frame_off, (unsigned long long)first,
+                   (unsigned long long)r->next_index);
+        return -1;
+    }
+    r->prev_exit = base;
+    r->next_req = next_req;
+    r->in_block = 1;
+    return 0;
+}
+
+int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
+{
+    for (;;) {
+        if (!r->in_block || r->c.p >= r->c.end) {
+            r->in_block = 0;
+            int rc = frames_next(&r->f, err);
+            if (rc <= 0)
+                return rc;
+            if (start_block(r, err) < 0)
+                return -1;
+            continue;
+        }
+        unsigned type = *r->c.p++;
+        int rc = 0;
+        switch (type) {
+        case PH_REC_COMM_DEF: rc = read_comm_def(r, err); break;
+        case PH_REC_SITE_DEF: rc = read_site_def(r, err); break;
+        case PH_REC_TYPE_DEF: rc = read_type_def(r, err); break;
+        case PH_REC_MODULE_DEF: rc = read_module_def(r, err); break;
+        case PH_REC_COUNTERS: rc = read_counters(r, err); break;
+        case PH_REC_NOTE: rc = read_note(r, err); break;
+        case PH_REC_END: r->complete = 1; break;
+        default: {
+            unsigned op = type;
+            if (type == PH_REC_ESCAPE)
+                op = (unsigned)uv(&r->c);
+            else if (type > PH_REC_ESCAPE)
+                return rr_fail(r, err, "unknown record type");
+            return read_event(r, op, ev, err);
+        }
+        }
+        if (rc < 0)
+            return -1;
+    }
+}
+
+static ph_rank_reader *rank_open(ph_trace *t, uint32_t rank, int defs_only, ph_err *err)
+{
+    if (rank >= t->nranks) {
+        ph_err_set(err, "%s: no rank %u (the trace has %u ranks)", t->dir, rank, t->nranks);
+        return NULL;
+    }
+    ph_rank_reader *r = calloc(1, sizeof *r);
+    char *path = rank_path(t, rank, "evt");
+    if (!r || !path) {
+        free(r);
+        free(path);
+        ph_err_set(err, "out of memory");
+        return NULL;
+    }
+    r->t = t;
+    r->rank = rank;
+    r->defs_only = defs_only;
+    int rc = frames_open(&r->f, path, PH_MAGIC_EVT, err);
+    if (rc == 0 && (r->f.hdr.rank != rank || r->f.hdr.nranks != t->nranks)) {
+        ph_err_set(err, "%s: offset 12: header says rank %u of %u, expected rank %u of %u (mixed traces?)",
+                   path, r->f.hdr.rank, r->f.hdr.nranks, rank, t->nranks);
+        rc = -1;
+    }
+    free(path);
+    /* world is local 0 and trace id 0 on every rank */
+    if (rc < 0 || local_set(&r->comms, 0, 0) < 0) {
+        ph_rank_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+ph_rank_reader *ph_rank_open(ph_trace *t, uint32_t rank, ph_err *err)
+{
+    return rank_open(t, rank, 0, err);
+}
+
+int ph_rank_complete(const ph_rank_reader *r) { return r->complete; }
+const char *ph_rank_note(const ph_rank_reader *r) { return r->note; }
+
+static void free_counters(counters *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free((char *)c->c[i].name);
+    free(c->c);
+    c->c = NULL;
+    c->n = 0;
+}
+
+void ph_rank_close(ph_rank_reader *r)
+{
+    if (!r)
+        return;
+    frames_close(&r->f);
+    free(r->comms.v);
+    free(r->types.v);
+    free(r->sites.v);
+    free(r->modules_idx.v);
+    free(r->type_size);
+    for (size_t i = 0; i < r->nmodules; i++)
+        free(r->modules[i]);
+    free(r->modules);
+    free(r->g_reqs.p);
+    free(r->g_sb.p);
+    free(r->g_rb.p);
+    free(r->g_done.p);
+    free(r->g_status.p);
+    free(r->note);
+    free_counters(&r->counts);
+    free(r);
+}
+
+/* ---- opening a trace -------------------------------------------------------------- */
+
+static int load_tables_from_meta(ph_trace *t, ph_err *err)
+{
+    json_t *comms = json_object_get(t->meta, "comms");
+    json_t *sites = json_object_get(t->meta, "sites");
+    size_t i;
+    json_t *v;
+    json_array_foreach(comms, i, v) {
+        json_t *m = json_object_get(v, "members"), *rm = json_object_get(v, "remote");
+        const char *g = json_string_value(json_object_get(v, "gid"));
+        size_t n = json_array_size(m), rn = json_array_size(rm);
+        int32_t *a = malloc((n + 1) * sizeof *a), *b = malloc((rn + 1) * sizeof *b);
+        for (size_t k = 0; a && k < n; k++)
+            a[k] = (int32_t)json_integer_value(json_array_get(m, k));
+        for (size_t k = 0; b && k < rn; k++)
+            b[k] = (int32_t)json_integer_value(json_array_get(rm, k));
+        int bad = !a || !b || !g || (uint64_t)json_integer_value(json_object_get(v, "id")) != t->ncomms;
+        if (!bad)
+            bad = add_comm(t, strtoull(g, NULL, 16), (uint32_t)n, a, (uint32_t)rn, b) < 0;
+        free(a);
+        free(b);
+        if (bad) {
+            ph_err_set(err, "%s/meta.json: communicator table entry %zu is malformed", t->dir, i);
+            return -1;
+        }
+    }
+    json_array_foreach(sites, i, v) {
+        json_t *fr = json_object_get(v, "frames");
+        const char *g = json_string_value(json_object_get(v, "gid"));
+        size_t n = json_array_size(fr);
+        if (!g || n > 64) {
+            ph_err_set(err, "%s/meta.json: call-site table entry %zu is malformed", t->dir, i);
+            return -1;
+        }
+        char *mods[64];
+        uint64_t offs[64];
+        for (size_t k = 0; k < n; k++) {
+            json_t *f = json_array_get(fr, k);
+            mods[k] = (char *)json_string_value(json_object_get(f, "module"));
+            offs[k] = (uint64_t)json_integer_value(json_object_get(f, "offset"));
+        }
+        if (add_site(t, strtoull(g, NULL, 16), (uint32_t)n, mods, offs,
+                     json_string_value(json_object_get(v, "function")),
+                     json_string_value(json_object_get(v, "file")),
+                     (int)json_integer_value(json_object_get(v, "line"))) < 0) {
+            ph_err_set(err, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+    uint64_t x = ((const ph_site_info *)a)->gid, y = ((const ph_site_info *)b)->gid;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_comm(const void *a, const void *b)
+{
+    const ph_comm_info *x = a, *y = b;
+    int32_t mx = x->size ? x->members[0] : 0, my = y->size ? y->members[0] : 0;
+    if (x->gid == 0 || y->gid == 0) /* world first */
+        return x->gid == 0 ? (y->gid == 0 ? 0 : -1) : 1;
+    if (mx != my)
+        return mx < my ? -1 : 1;
+    return x->gid < y->gid ? -1 : x->gid > y->gid;
+}
+
+static void rebuild_index(gid_map *m, const uint64_t *gids, size_t stride_n, const void *base,
+                          size_t stride)
+{
+    m->n = 0;
+    for (size_t i = 0; i < stride_n; i++)
+        gid_insert(m, *(const uint64_t *)((const char *)base + i * stride), (uint32_t)i);
+    (void)gids;
+}
+
+/* Unfinished trace: decode every rank once to collect the definitions, then
+ * number them deterministically (world first; then by lowest member and gid). */
+static int prescan(ph_trace *t, ph_err *err)
+{
+    for (uint32_t rank = 0; rank < t->nranks; rank++) {
+        ph_rank_reader *r = rank_open(t, rank, 1, err);
+        if (!r)
+            return -1;
+        ph_event ev;
+        int rc;
+        while ((rc = ph_rank_next(r, &ev, err)) > 0)
+            ;
+        ph_rank_close(r);
+        if (rc < 0)
+            return -1;
+    }
+    qsort(t->comms, t->ncomms, sizeof *t->comms, cmp_comm);
+    qsort(t->sites, t->nsites, sizeof *t->sites, cmp_site);
+    rebuild_index(&t->comm_ids, NULL, t->ncomms, t->comms, sizeof *t->comms);
+    rebuild_index(&t->site_ids, NULL, t->nsites, t->sites, sizeof *t->sites);
+    return 0;
+}
+
+ph_trace *ph_trace_open(const char *dir, ph_err *err)
+{
+    ph_trace *t = calloc(1, sizeof *t);
+    if (!t) {
+        ph_err_set(err, "out of memory");
+        return NULL;
+    }
+    t->dir = strdup(dir);
+    size_t n = strlen(dir) + 16;
+    char *mp = malloc(n);
+    snprintf(mp, n, "%s/meta.json", dir);
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        ph_err_set(err, "%s: not a trace directory (%s)", dir,
+                   stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
+        goto fail;
+    }
+    json_error_t je;
+    t->meta = json_load_file(mp, 0, &je);
+    if (!t->meta) {
+        if (access(mp, F_OK) != 0)
+            ph_err_set(err, "%s: missing (not a phantom trace, or the job never reached MPI_Init)", mp);
+        else
+            ph_err_set(err, "%s: offset %d: bad JSON: %s", mp, je.position, je.text);
+        goto fail;
+    }
+    if (strcmp(json_string_value(json_object_get(t->meta, "format")) ?: "", "phantom-trace") != 0) {
+        ph_err_set(err, "%s: not a phantom trace (\"format\" is not \"phantom-trace\")", mp);
+        goto fail;
+    }
+    const char *ver = json_string_value(json_object_get(t->meta, "version"));
+    if (!ver || atoi(ver) != PH_FORMAT_MAJOR) {
+        ph_err_set(err, "%s: format version %s, this phantom reads %d.x", mp, ver ? ver : "(none)",
+                   PH_FORMAT_MAJOR);
+        goto fail;
+    }
+    json_int_t nr = json_integer_value(json_object_get(t->meta, "ranks"));
+    if (nr <= 0 || nr > (1 << 24)) {
+        ph_err_set(err, "%s: bad \"ranks\" value", mp);
+        goto fail;
+    }
+    t->nranks = (uint32_t)nr;
+    json_t *mode = json_object_get(t->meta, "mode");
+    if (json_is_true(json_object_get(mode, "log")))
+        t->flags |= PH_FLAG_LOG;
+    if (json_string_value(json_object_get(mode, "log_ranks")))
+        t->flags |= PH_FLAG_SUBGROUP;
+    t->counters = calloc(t->nranks, sizeof *t->counters);
+    int32_t *world = malloc(t->nranks * sizeof *world);
+    if (!t->counters || !world) {
+        free(world);
+        ph_err_set(err, "out of memory");
+        goto fail;
+    }
+    for (uint32_t i = 0; i < t->nranks; i++)
+        world[i] = (int32_t)i;
+    json_t *comms = json_object_get(t->meta, "comms");
+    if (json_is_array(comms)) {
+        if (load_tables_from_meta(t, err) < 0) {
+            free(world);
+            goto fail;
+        }
+        if (t->ncomms == 0 || t->comms[0].gid != 0 || t->comms[0].size != t->nranks) {
+            free(world);
+            ph_err_set(err, "%s: communicator 0 must be MPI_COMM_WORLD with %u ranks", mp, t->nranks);
+            goto fail;
+        }
+    } else {
+        add_comm(t, 0, t->nranks, world, 0, NULL);
+        if (prescan(t, err) < 0) {
+            free(world);
+            goto fail;
+        }
+    }
+    free(world);
+    free(mp);
+    return t;
+fail:
+    free(mp);
+    ph_trace_close(t);
+    return NULL;
+}
+
+void ph_trace_close(ph_trace *t)
+{
+    if (!t)
+        return;
+    for (uint32_t i = 0; i < t->ncomms; i++) {
+        free(t->comms[i].members);
+        free(t->comms[i].remote);
+    }
+    free(t->comms);
+    for (uint32_t i = 0; i < t->nsites; i++) {
+        for (uint32_t k = 0; k < t->sites[i].nframes; k++)
+            free(t->sites[i].modules[k]);
+        free(t->sites[i].modules);
+        free(t->sites[i].offsets);
+        free(t->sites[i].function);
+        free(t->sites[i].file);
+    }
+    free(t->sites);
+    free(t->comm_ids.gid);
+    free(t->comm_ids.id);
+    free(t->site_ids.gid);
+    free(t->site_ids.id);
+    if (t->counters)
+        for (uint32_t i = 0; i < t->nranks; i++)
+            free_counters(&t->counters[i]);
+    free(t->counters);
+    for (size_t i = 0; i < t->nstrings; i++)
+        free(t->strings[i]);
+    free(t->strings);
+    json_decref(t->meta);
+    free(t->dir);
+    free(t);
+}
+
+uint32_t ph_trace_nranks(const ph_trace *t) { return t->nranks; }
+const char *ph_trace_dir(const ph_trace *t) { return t->dir; }
+uint32_t ph_trace_flags(const ph_trace *t) { return t->flags; }
+uint32_t ph_trace_ncomms(const ph_trace *t) { return t->ncomms; }
+uint32_t ph_trace_nsites(const ph_trace *t) { return t->nsites; }
+
+const ph_comm_info *ph_trace_comm(const ph_trace *t, uint32_t id)
+{
+    return id < t->ncomms ? &t->comms[id] : NULL;
+}
+
+const ph_site_info *ph_trace_site(const ph_trace *t, uint32_t id)
+{
+    return id < t->nsites ? &t->sites[id] : NULL;
+}
+
+const char *ph_trace_meta(const ph_trace *t, const char *key)
+{
+    json_t *v = t->meta;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", key);
+    for (char *save = NULL, *k = strtok_r(buf, ".", &save); k && v; k = strtok_r(NULL, ".", &save))
+        v = json_object_get(v, k);
+    if (!v || json_is_null(v))
+        return NULL;
+    if (json_is_string(v))
+        return json_string_value(v);
+    char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+    char **a = realloc(((ph_trace *)t)->strings, (t->nstrings + 1) * sizeof *a);
+    if (!s || !a) {
+        free(s);
+        return NULL;
+    }
+    ((ph_trace *)t)->strings = a;
+    a[((ph_trace *)t)->nstrings++] = s;
+    return s;
+}
+
+int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t *n)
+{
+    if (rank >= t->nranks)
+        return -1;
+    counters *c = &t->counters[rank];
+    if (!c->c) {
+        ph_err err;
+        ph_rank_reader *r = ph_rank_open(t, rank, &err);
+        if (!r)
+            return -1;
+        ph_event ev;
+        int rc;
+        while ((rc = ph_rank_next(r, &ev, &err)) > 0)
+            ;
+        *c = r->counts;
+        r->counts.c = NULL;
+        r->counts.n = 0;
+        ph_rank_close(r);
+        if (rc < 0)
+            return -1;
+    }
+    *out = c->c;
+    *n = c->n;
+    return 0;
+}
+
+/* ---- message log ------------------------------------------------------------------ */
+
+struct ph_log_reader {
+    frames f;
+    cursor c;
+    int in_block;
+};
+
+ph_log_reader *ph_log_open(ph_trace *t, uint32_t rank, ph_err *err)
+{
+    if (rank >= t->nranks) {
+        ph_err_set(err, "%s: no rank %u (the trace has %u ranks)", t->dir, rank, t->nranks);
+        return NULL;
+    }
+    ph_log_reader *r = calloc(1, sizeof *r);
+    char *path = rank_path(t, rank, "log");
+    if (!r || !path) {
+        free(r);
+        free(path);
+        ph_err_set(err, "out of memory");
+        return NULL;
+    }
+    int rc = frames_open(&r->f, path, PH_MAGIC_LOG, err);
+    if (rc == 0 && (r->f.hdr.rank != rank || r->f.hdr.nranks != t->nranks)) {
+        ph_err_set(err, "%s: offset 12: header says rank %u of %u, expected rank %u of %u", path,
+                   r->f.hdr.rank, r->f.hdr.nranks, rank, t->nranks);
+        rc = -1;
+    }
+    free(path);
+    if (rc < 0) {
+        ph_log_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+int ph_log_next(ph_log_reader *r, ph_log_record *rec, ph_err *err)
+{
+    for (;;) {
+        if (!r->in_block || r->c.p >= r->c.end) {
+            int rc = frames_next(&r->f, err);
+            if (rc <= 0)
+                return rc;
+            r->c.start = r->c.p = r->f.blk;
+            r->c.end = r->f.blk + r->f.blklen;
+            r->c.bad = 0;
+            r->in_block = 1;
+            continue;
+        }
+        rec->event = uv(&r->c);
+        rec->slot = (uint32_t)uv(&r->c);
+        rec->len = uv(&r->c);
+        rec->data = bytes(&r->c, rec->len);
+        if (r->c.bad || !rec->data) {
+            ph_err_set(err, "%s: offset %zu: corrupt log block (record truncated at byte %zu of the block)",
+                       r->f.path, r->f.frame_off, (size_t)(r->c.p - r->c.start));
+            return -1;
+        }
+        return 1;
+    }
+}
+
+void ph_log_close(ph_log_reader *r)
+{
+    if (!r)
+        return;
+    frames_close(&r->f);
+    free(r);
+}

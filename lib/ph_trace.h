@@ -1,0 +1,231 @@
+/* ph_trace.h - the phantom trace format: one reader/writer library for every tool.
+ *
+ * A trace is a directory:
+ *   meta.json          trace-level metadata (ranks, command, host, MPI, mode,
+ *                      communicator and call-site tables)
+ *   rank-NNNNNN.evt    per-rank event stream   (magic "PHTMEVT1")
+ *   rank-NNNNNN.log    per-rank message log    (magic "PHTMLOG1"), --log only
+ *
+ * Every .evt/.log file is a 32-byte header followed by independent zstd frames;
+ * each frame decompresses to one block.  doc/trace-format.md is the full spec.
+ *
+ * This header needs neither MPI nor zstd: the recorder, the replayer, cluster,
+ * simmpi and the command-line tools all include it.
+ */
+#ifndef PH_TRACE_H
+#define PH_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ph_ops.h" /* generated from lib/mpi-calls.def: enum ph_op, ph_op_info */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PH_FORMAT_MAJOR 1
+#define PH_FORMAT_MINOR 0
+#define PH_HEADER_SIZE 32
+#define PH_MAGIC_EVT "PHTMEVT1"
+#define PH_MAGIC_LOG "PHTMLOG1"
+#define PH_MAX_BLOCK (64u << 20) /* a reader refuses larger blocks: corrupt */
+
+/* Header flags (also in meta.json "mode"). */
+#define PH_FLAG_LOG 0x1u      /* this rank was recorded with a message log   */
+#define PH_FLAG_SUBGROUP 0x2u /* the log covers only what enters a rank set */
+
+/* Special rank values, normalised from the MPI implementation's constants. */
+#define PH_ANY_SOURCE (-1)
+#define PH_PROC_NULL (-2)
+#define PH_ROOT (-3)       /* MPI_ROOT, intercommunicator collectives */
+#define PH_NO_RANK (-4)    /* field absent */
+#define PH_ANY_TAG (-1)
+#define PH_UNDEFINED (-32766) /* MPI_UNDEFINED, e.g. Waitany on only null requests */
+#define PH_COMM_NULL UINT32_MAX
+
+/* Record types inside a block.  Values below PH_REC_ESCAPE are op ids. */
+enum ph_record_type {
+    PH_REC_ESCAPE = 0xF0,   /* op id >= 0xF0 follows as varint                  */
+    PH_REC_COMM_DEF = 0xF1, /* communicator: local index, global id, members      */
+    PH_REC_SITE_DEF = 0xF2, /* call site: local index, global id, frames          */
+    PH_REC_TYPE_DEF = 0xF3, /* datatype: local index, size, extent                */
+    PH_REC_MODULE_DEF = 0xF4, /* module (executable or .so) path                    */
+    PH_REC_COUNTERS = 0xF5, /* per-function call counts of counted/unknown calls  */
+    PH_REC_NOTE = 0xF6,     /* free text, e.g. why recording stopped              */
+    PH_REC_END = 0xF7,      /* clean end of stream (MPI_Finalize reached)         */
+};
+
+/* Error reporting: every failing call fills one line, naming file and offset. */
+typedef struct ph_err {
+    char msg[512];
+} ph_err;
+void ph_err_set(ph_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- varints (LEB128) and zigzag --------------------------------------- */
+static inline uint8_t *ph_put_uv(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+static inline uint64_t ph_zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t ph_unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+static inline uint8_t *ph_put_sv(uint8_t *p, int64_t v) { return ph_put_uv(p, ph_zz(v)); }
+
+/* ---- file header ---------------------------------------------------------- */
+typedef struct ph_file_header {
+    char magic[8];
+    uint16_t major, minor;
+    uint32_t rank, nranks;
+    uint32_t flags;
+    uint64_t t0; /* CLOCK_MONOTONIC ns at MPI_Init on this rank */
+} ph_file_header;
+void ph_header_encode(const ph_file_header *h, uint8_t out[PH_HEADER_SIZE]);
+/* Checks magic and version; on failure explains in err (path used in message). */
+int ph_header_decode(const uint8_t in[PH_HEADER_SIZE], const char *expect_magic,
+                     ph_file_header *h, const char *path, ph_err *err);
+
+/* ---- writing: a stream of independently decodable zstd frames ------------- */
+typedef struct ph_stream ph_stream;
+typedef struct ph_stream_opts {
+    size_t block_size;  /* raw bytes per frame (default 1 MiB)                 */
+    int nbuffers;       /* pre-touched buffers in flight (default 4)             */
+    int level;          /* zstd level (default 1)                               */
+    int background;     /* compress and write from a background thread          */
+    /* Called at the start of every block to write its header (at most
+     * PH_BLOCK_HEADER_MAX bytes); returns the bytes written.  May be NULL. */
+    size_t (*block_start)(void *ctx, uint8_t *out);
+    void *ctx;
+} ph_stream_opts;
+#define PH_BLOCK_HEADER_MAX 32
+
+ph_stream *ph_stream_open(const char *path, const ph_file_header *h,
+                          const ph_stream_opts *opts, ph_err *err);
+/* Space for n bytes in the current block; flushes first when it does not fit.
+ * A record larger than the block size gets a block of its own.  Returns NULL
+ * once the stream has failed (see ph_stream_error). */
+uint8_t *ph_stream_reserve(ph_stream *s, size_t n);
+void ph_stream_commit(ph_stream *s, size_t n);
+/* Bytes already in the current block (0: the next record starts a block). */
+size_t ph_stream_block_used(const ph_stream *s);
+int ph_stream_flush(ph_stream *s);
+/* Flushes, joins the writer thread and closes; returns 0 or -1 with err. */
+int ph_stream_close(ph_stream *s, ph_err *err);
+/* Non-NULL once a write failed: a one-line reason.  Safe from any thread. */
+const char *ph_stream_error(ph_stream *s);
+uint64_t ph_stream_raw_bytes(const ph_stream *s);
+uint64_t ph_stream_file_bytes(const ph_stream *s);
+
+/* ---- reading --------------------------------------------------------------- */
+
+/* One completed status: source is a rank of the event's communicator. */
+typedef struct ph_status {
+    int32_t source;       /* PH_NO_RANK: no status (send request, cancelled)   */
+    int32_t source_world; /* source as MPI_COMM_WORLD rank                      */
+    int32_t tag;
+    uint64_t bytes;
+} ph_status;
+
+/* A decoded event.  Array pointers stay valid until the next ph_rank_next. */
+typedef struct ph_event {
+    uint64_t seq;   /* 0-based position in this rank's event sequence */
+    uint16_t op;    /* enum ph_op */
+    uint64_t t_entry, t_exit; /* CLOCK_MONOTONIC ns */
+    uint32_t site;  /* trace-wide call-site id (index into ph_trace sites) */
+    uint32_t comm;  /* trace-wide communicator id (index into ph_trace comms) */
+    int32_t peer, peer_world; /* destination, or source of a receive/probe */
+    int32_t tag;
+    int64_t count;
+    uint64_t bytes;           /* count * size of datatype */
+    int32_t rpeer, rpeer_world, rtag; /* receive half of Sendrecv */
+    int64_t rcount;
+    uint64_t rbytes;
+    int32_t root;
+    int64_t ival;             /* color, level, errorcode, ... (op-specific) */
+    uint32_t newcomm;         /* trace-wide id of a created communicator */
+    uint64_t newreq;          /* id of a request/message this call created (0: none) */
+    uint32_t nreqs;           /* requests this call refers to */
+    const uint64_t *reqs;     /* their ids; 0 = MPI_REQUEST_NULL, UINT64_MAX = foreign */
+    uint32_t nsbytes, nrbytes; /* per-peer bytes of v/w collectives */
+    const uint64_t *sbytes, *rbytes_v;
+    int32_t flag;             /* Test*, Iprobe; -1 when absent */
+    int32_t index;            /* Waitany/Testany, 0-based or PH_UNDEFINED; -1 absent */
+    uint32_t ncompleted;      /* Waitsome/Testsome outcount (PH_UNDEFINED as UINT32_MAX) */
+    const int32_t *completed; /* 0-based indices into reqs */
+    uint32_t nstatus;
+    const ph_status *status;  /* one per completed request, or one for Recv/Probe */
+} ph_event;
+
+typedef struct ph_comm_info {
+    uint64_t gid;       /* global id, the same on every member rank */
+    uint32_t size;      /* local group size */
+    int32_t *members;   /* world ranks of the local group, by comm rank */
+    uint32_t remote_size; /* intercommunicators: remote group (0 otherwise) */
+    int32_t *remote;
+} ph_comm_info;
+
+typedef struct ph_site_info {
+    uint64_t gid;      /* hash of (module basename, offset) frames */
+    uint32_t nframes;
+    char **modules;    /* module path per frame */
+    uint64_t *offsets; /* offset within module per frame */
+    char *function, *file; /* symbolised where debug info allowed (may be NULL) */
+    int line;
+} ph_site_info;
+
+typedef struct ph_trace ph_trace;
+typedef struct ph_rank_reader ph_rank_reader;
+
+/* Opens a trace directory: reads meta.json and checks every rank's header.
+ * Communicator and call-site tables are merged from meta.json or, if the
+ * trace was never finished, from the rank streams. */
+ph_trace *ph_trace_open(const char *dir, ph_err *err);
+void ph_trace_close(ph_trace *t);
+uint32_t ph_trace_nranks(const ph_trace *t);
+const char *ph_trace_dir(const ph_trace *t);
+uint32_t ph_trace_flags(const ph_trace *t);
+/* meta.json value by key path ("mpi.version"), as a string; NULL if absent. */
+const char *ph_trace_meta(const ph_trace *t, const char *key);
+uint32_t ph_trace_ncomms(const ph_trace *t);
+const ph_comm_info *ph_trace_comm(const ph_trace *t, uint32_t id);
+uint32_t ph_trace_nsites(const ph_trace *t);
+const ph_site_info *ph_trace_site(const ph_trace *t, uint32_t id);
+/* Per-rank call counts of counted-only and unknown functions. */
+typedef struct ph_counter { const char *name; uint64_t calls; int unknown; } ph_counter;
+int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t *n);
+
+ph_rank_reader *ph_rank_open(ph_trace *t, uint32_t rank, ph_err *err);
+/* 1: an event; 0: end of stream; -1: error (err names file and offset). */
+int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err);
+/* After 0: did the stream end with an END record (clean MPI_Finalize)? */
+int ph_rank_complete(const ph_rank_reader *r);
+/* Notes the recorder left (e.g. "recording stopped: No space left on device"). */
+const char *ph_rank_note(const ph_rank_reader *r);
+void ph_rank_close(ph_rank_reader *r);
+
+/* Message log of one rank: records in event order. */
+typedef struct ph_log_reader ph_log_reader;
+typedef struct ph_log_record {
+    uint64_t event;  /* index of the event that produced the data */
+    uint32_t slot;   /* which completed request of a Wait*, else 0 */
+    uint64_t len;
+    const uint8_t *data; /* packed bytes (MPI_Pack layout of the output) */
+} ph_log_record;
+ph_log_reader *ph_log_open(ph_trace *t, uint32_t rank, ph_err *err);
+int ph_log_next(ph_log_reader *r, ph_log_record *rec, ph_err *err);
+void ph_log_close(ph_log_reader *r);
+
+/* Names and formatting shared by the tools. */
+const char *ph_rank_special_name(int32_t rank); /* "ANY_SOURCE", ... or NULL */
+/* Ranks list "0-3,8-11" -> bitmap of n; returns -1 with err on bad syntax. */
+int ph_parse_ranks(const char *spec, uint32_t n, uint8_t *bitmap, ph_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

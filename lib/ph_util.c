@@ -1,0 +1,119 @@
+/* ph_util.c - errors, file headers and small helpers of the trace format. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ph_trace.h"
+
+void ph_err_set(ph_err *err, const char *fmt, ...)
+{
+    if (!err)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+void ph_header_encode(const ph_file_header *h, uint8_t out[PH_HEADER_SIZE])
+{
+    memcpy(out, h->magic, 8);
+    put_le(out + 8, h->major, 2);
+    put_le(out + 10, h->minor, 2);
+    put_le(out + 12, h->rank, 4);
+    put_le(out + 16, h->nranks, 4);
+    put_le(out + 20, h->flags, 4);
+    put_le(out + 24, h->t0, 8);
+}
+
+int ph_header_decode(const uint8_t in[PH_HEADER_SIZE], const char *expect_magic,
+                     ph_file_header *h, const char *path, ph_err *err)
+{
+    memcpy(h->magic, in, 8);
+    if (memcmp(in, expect_magic, 8) != 0) {
+        ph_err_set(err, "%s: offset 0: not a phantom %s file (bad magic)", path,
+                   strcmp(expect_magic, PH_MAGIC_EVT) == 0 ? "event" : "message log");
+        return -1;
+    }
+    h->major = (uint16_t)get_le(in + 8, 2);
+    h->minor = (uint16_t)get_le(in + 10, 2);
+    h->rank = (uint32_t)get_le(in + 12, 4);
+    h->nranks = (uint32_t)get_le(in + 16, 4);
+    h->flags = (uint32_t)get_le(in + 20, 4);
+    h->t0 = get_le(in + 24, 8);
+    if (h->major != PH_FORMAT_MAJOR) {
+        ph_err_set(err, "%s: offset 8: format version %u.%u, this phantom reads %u.x", path,
+                   h->major, h->minor, PH_FORMAT_MAJOR);
+        return -1;
+    }
+    if (h->nranks == 0 || h->rank >= h->nranks) {
+        ph_err_set(err, "%s: offset 12: rank %u of %u ranks is impossible", path, h->rank, h->nranks);
+        return -1;
+    }
+    return 0;
+}
+
+const char *ph_rank_special_name(int32_t rank)
+{
+    switch (rank) {
+    case PH_ANY_SOURCE: return "ANY_SOURCE";
+    case PH_PROC_NULL: return "PROC_NULL";
+    case PH_ROOT: return "ROOT";
+    case PH_NO_RANK: return "-";
+    default: return NULL;
+    }
+}
+
+int ph_parse_ranks(const char *spec, uint32_t n, uint8_t *bitmap, ph_err *err)
+{
+    memset(bitmap, 0, n);
+    const char *p = spec;
+    if (!*p) {
+        ph_err_set(err, "empty rank list");
+        return -1;
+    }
+    while (*p) {
+        char *end;
+        unsigned long lo = strtoul(p, &end, 10), hi = lo;
+        if (end == p) {
+            ph_err_set(err, "bad rank list '%s': expected a number at '%s'", spec, p);
+            return -1;
+        }
+        p = end;
+        if (*p == '-') {
+            hi = strtoul(++p, &end, 10);
+            if (end == p || hi < lo) {
+                ph_err_set(err, "bad rank list '%s': bad range", spec);
+                return -1;
+            }
+            p = end;
+        }
+        if (hi >= n) {
+            ph_err_set(err, "rank list '%s': rank %lu is out of range (the job has %u ranks)", spec, hi, n);
+            return -1;
+        }
+        for (unsigned long r = lo; r <= hi; r++)
+            bitmap[r] = 1;
+        if (*p == ',')
+            p++;
+        else if (*p) {
+            ph_err_set(err, "bad rank list '%s': unexpected '%c'", spec, *p);
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,107 @@
+/* rec.h - internals of libpmpi-rec, the LD_PRELOAD recorder.
+ *
+ * One process is one MPI rank, so the recorder keeps one rec_state per
+ * process.  Under MPI_THREAD_MULTIPLE every change to it happens under
+ * rec_state.mu (taken only when the application asked for that level);
+ * scratch buffers are thread-local (lib/ph_call.c); the call counters are
+ * atomics.  Nothing else is shared.
+ */
+#ifndef REC_H
+#define REC_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ph_call.h"
+#include "ph_trace.h"
+
+#define REC_MAX_DEPTH 8
+
+typedef struct rec_comm {
+    uint32_t local;   /* local index + 1; 0 = slot unused */
+    uint64_t gid;
+    int size, rsize;  /* rsize > 0: intercommunicator */
+    int32_t *members; /* world ranks */
+    int32_t *remote;
+    int all_in_set;   /* every member (and remote) is in the logged subgroup */
+} rec_comm;
+
+typedef struct rec_type {
+    uint32_t local; /* local index; 0 = not yet defined (index 0 is "no type") */
+    int size;
+    int contiguous; /* data is `size` bytes at the buffer: memcpy is enough */
+} rec_type;
+
+enum req_kind { RK_SEND = 1, RK_RECV, RK_COLL, RK_MSG, RK_OTHER };
+
+typedef struct rec_req {
+    MPI_Request key;
+    uint8_t used;    /* slot holds a request */
+    uint64_t id;
+    uint8_t kind, persistent;
+    /* what a receive or collective needs at completion, for the message log */
+    void *buf;
+    int count;
+    MPI_Datatype dtype;
+    MPI_Comm comm;
+    ph_call *coll; /* a copy of the nonblocking collective's arguments */
+} rec_req;
+
+typedef struct rec_state {
+    int active;    /* recording; 0 before MPI_Init, after Finalize or a failure */
+    int mt;        /* MPI_THREAD_MULTIPLE: take mu */
+    pthread_mutex_t mu;
+    int rank, nranks;
+    uint64_t t0;
+    char dir[4096];
+    ph_stream *evt, *log;
+    int logging;   /* this rank writes a message log */
+    uint8_t *log_set; /* subgroup: world ranks whose logs cover only incoming traffic */
+    int depth;
+    double flush_secs;
+    uint64_t last_flush;
+
+    /* encoding state: what the reader reconstructs */
+    uint64_t next_index, prev_exit, next_req;
+
+    rec_comm *comms; size_t ncomms;     /* by Fortran handle index (MPI_Comm_c2f) */
+    uint32_t next_comm_local;
+    struct { uint64_t base; uint32_t n; } *occ; size_t nocc, occcap;
+    rec_type *types; size_t ntypes;     /* by MPI_Type_c2f */
+    uint32_t next_type_local;
+    rec_req *reqs; size_t reqcap, nreqs_live;
+    struct site { uint64_t key; uint32_t local; } *sites; size_t sitecap, nsites;
+    struct module { char *path; uintptr_t base; } *mods; size_t nmods;
+
+    _Atomic uint64_t *counts; /* per counted function */
+    _Atomic int warned;
+} rec_state;
+
+extern rec_state rec;
+
+uint64_t rec_now(void);
+void rec_lock(void);
+void rec_unlock(void);
+/* Stop recording on this rank with one warning; the job goes on. */
+void rec_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* rec_state.c */
+void rec_init(ph_call *c);
+void rec_finish(int clean);
+rec_comm *rec_comm_get(MPI_Comm comm);         /* defines it in the trace if new */
+rec_comm *rec_comm_new(MPI_Comm parent, MPI_Comm comm, int idup); /* a created communicator */
+rec_type *rec_type_get(MPI_Datatype t);
+uint32_t rec_site_local(ph_call *c);
+rec_req *rec_req_find(MPI_Request r);
+rec_req *rec_req_add(MPI_Request r, int kind);
+void rec_req_remove(rec_req *q);
+uint8_t *rec_reserve(size_t n); /* room in the event stream, NULL once failed */
+void rec_commit(size_t n);
+
+/* rec_log.c */
+void rec_log_completion(ph_call *c, rec_req *q, const MPI_Status *st, uint32_t slot);
+void rec_log_call(ph_call *c);
+int rec_log_source_wanted(int source_world);
+
+#endif

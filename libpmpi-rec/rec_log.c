@@ -1,0 +1,184 @@
+/* rec_log.c - the message log: what a replay must feed back to a rank.
+ *
+ * One record per received message or collective output, in event order:
+ * (event index, slot, length, bytes in MPI_Pack layout).  With a subgroup
+ * (PHANTOM_LOG_RANKS) only data entering the set from outside is logged;
+ * the matching order inside the set is already in the events' statuses.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rec.h"
+
+typedef struct region {
+    const void *buf;
+    int count;
+    MPI_Datatype type;
+} region;
+
+int rec_log_source_wanted(int source_world)
+{
+    return !rec.log_set || source_world < 0 || !rec.log_set[source_world];
+}
+
+static int world_of(MPI_Comm comm, int rank)
+{
+    rec_comm *k = rec_comm_get(comm);
+    if (!k || rank < 0)
+        return -1;
+    if (k->rsize)
+        return rank < k->rsize ? k->remote[rank] : -1;
+    return rank < k->size ? k->members[rank] : -1;
+}
+
+/* Write one record holding the regions packed back to back. */
+static void log_regions(MPI_Comm comm, const region *rg, int n, uint32_t slot)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < n; i++)
+        if (rg[i].count > 0 && rg[i].type != MPI_DATATYPE_NULL)
+            total += (uint64_t)rg[i].count * (uint64_t)rec_type_get(rg[i].type)->size;
+    uint8_t *p0 = ph_stream_reserve(rec.log, total + 32), *p = p0;
+    if (!p) {
+        rec_fail("%s", ph_stream_error(rec.log) ? ph_stream_error(rec.log) : "cannot write the message log");
+        return;
+    }
+    p = ph_put_uv(p, rec.next_index - 1); /* the event just written */
+    p = ph_put_uv(p, slot);
+    p = ph_put_uv(p, total);
+    for (int i = 0; i < n; i++) {
+        if (rg[i].count <= 0 || rg[i].type == MPI_DATATYPE_NULL)
+            continue;
+        rec_type *t = rec_type_get(rg[i].type);
+        size_t bytes = (size_t)rg[i].count * (size_t)t->size;
+        if (t->contiguous && rg[i].buf != MPI_BOTTOM) {
+            memcpy(p, rg[i].buf, bytes);
+        } else {
+            int pos = 0;
+            if (PMPI_Pack(rg[i].buf, rg[i].count, rg[i].type, p, (int)bytes, &pos, comm) != MPI_SUCCESS ||
+                (size_t)pos != bytes) {
+                rec_fail("cannot pack a received message for the log");
+                return;
+            }
+        }
+        p += bytes;
+    }
+    ph_stream_commit(rec.log, (size_t)(p - p0));
+}
+
+static void log_received(MPI_Comm comm, void *buf, MPI_Datatype type, const MPI_Status *st, uint32_t slot)
+{
+    if (!st || st->MPI_SOURCE == MPI_PROC_NULL || !rec_log_source_wanted(world_of(comm, st->MPI_SOURCE)))
+        return;
+    int n = 0;
+    PMPI_Get_count(st, type, &n);
+    if (n == MPI_UNDEFINED) /* not a whole number of elements: nothing replayable */
+        n = 0;
+    region r = {buf, n, type};
+    log_regions(comm, &r, 1, slot);
+}
+
+static MPI_Aint extent_of(MPI_Datatype t)
+{
+    MPI_Aint lb, ext;
+    PMPI_Type_get_extent(t, &lb, &ext);
+    return ext;
+}
+
+/* The output buffers a collective fills on this rank. */
+static void log_collective(const ph_call *c, uint32_t slot)
+{
+    rec_comm *k = rec_comm_get(c->comm);
+    if (!k || (rec.log_set && k->all_in_set))
+        return;
+    int inter = k->rsize > 0, n = inter ? k->rsize : k->size, me = 0;
+    PMPI_Comm_rank(c->comm, &me);
+    int is_root = inter ? c->root == MPI_ROOT : c->root == me;
+    int leaf = inter ? (c->root != MPI_ROOT && c->root != MPI_PROC_NULL) : !is_root;
+    region one[1], *rg = one;
+    int nr = 0;
+    switch (c->op) {
+    case PH_OP_BCAST: case PH_OP_IBCAST:
+        if (leaf)
+            one[nr++] = (region){c->rbuf, c->count, c->dtype};
+        break;
+    case PH_OP_REDUCE: case PH_OP_IREDUCE:
+        if (is_root)
+            one[nr++] = (region){c->rbuf, c->count, c->dtype};
+        break;
+    case PH_OP_ALLREDUCE: case PH_OP_IALLREDUCE: case PH_OP_SCAN: case PH_OP_ISCAN:
+    case PH_OP_EXSCAN: case PH_OP_IEXSCAN:
+        one[nr++] = (region){c->rbuf, c->count, c->dtype};
+        break;
+    case PH_OP_REDUCE_SCATTER_BLOCK: case PH_OP_IREDUCE_SCATTER_BLOCK:
+        one[nr++] = (region){c->rbuf, c->rcount, c->dtype};
+        break;
+    case PH_OP_REDUCE_SCATTER: case PH_OP_IREDUCE_SCATTER:
+        one[nr++] = (region){c->rbuf, c->rcounts[me], c->dtype};
+        break;
+    case PH_OP_GATHER: case PH_OP_IGATHER:
+        if (is_root)
+            one[nr++] = (region){c->rbuf, c->rcount * n, c->rdtype};
+        break;
+    case PH_OP_SCATTER: case PH_OP_ISCATTER: case PH_OP_SCATTERV: case PH_OP_ISCATTERV:
+        if ((leaf || !inter) && c->rbuf != MPI_IN_PLACE && !(inter && is_root))
+            one[nr++] = (region){c->rbuf, c->rcount, c->rdtype};
+        break;
+    case PH_OP_ALLGATHER: case PH_OP_IALLGATHER: case PH_OP_ALLTOALL: case PH_OP_IALLTOALL:
+        one[nr++] = (region){c->rbuf, c->rcount * n, c->rdtype};
+        break;
+    case PH_OP_GATHERV: case PH_OP_IGATHERV: case PH_OP_ALLGATHERV: case PH_OP_IALLGATHERV:
+    case PH_OP_ALLTOALLV: case PH_OP_IALLTOALLV: case PH_OP_ALLTOALLW: case PH_OP_IALLTOALLW: {
+        int gatherv = c->op == PH_OP_GATHERV || c->op == PH_OP_IGATHERV;
+        if (gatherv && !is_root)
+            break;
+        rg = malloc((size_t)n * sizeof *rg);
+        if (!rg) {
+            rec_fail("out of memory logging a collective");
+            return;
+        }
+        int w = c->op == PH_OP_ALLTOALLW || c->op == PH_OP_IALLTOALLW;
+        MPI_Aint ext = w ? 1 : extent_of(c->rdtype);
+        for (int i = 0; i < n; i++)
+            rg[nr++] = (region){(char *)c->rbuf + (MPI_Aint)c->rdispls[i] * ext, c->rcounts[i],
+                                w ? c->rtypes[i] : c->rdtype};
+        break;
+    }
+    default:
+        break;
+    }
+    if (nr)
+        log_regions(c->comm, rg, nr, slot);
+    if (rg != one)
+        free(rg);
+}
+
+void rec_log_completion(ph_call *c, rec_req *q, const MPI_Status *st, uint32_t slot)
+{
+    (void)c;
+    if (q->kind == RK_RECV)
+        log_received(q->comm, q->buf, q->dtype, st, slot);
+    else if (q->kind == RK_COLL && q->coll)
+        log_collective(q->coll, slot);
+}
+
+void rec_log_call(ph_call *c)
+{
+    switch (ph_ops[c->op].kind) {
+    case PH_K_RECV:
+    case PH_K_MRECV:
+        log_received(c->comm, c->rbuf, c->dtype, c->status, 0);
+        break;
+    case PH_K_SENDRECV:
+        if (c->op == PH_OP_SENDRECV_REPLACE)
+            log_received(c->comm, c->rbuf, c->dtype, c->status, 0);
+        else
+            log_received(c->comm, c->rbuf, c->rdtype, c->status, 0);
+        break;
+    case PH_K_COLL:
+        log_collective(c, 0);
+        break;
+    default:
+        break;
+    }
+}

@@ -1,0 +1,674 @@
+/* rec_state.c - the recorder's per-rank state: files, meta.json, and the
+ * tables that turn MPI handles into trace ids (communicators, datatypes,
+ * call sites, requests). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "rec.h"
+
+/* ---- hashing: gids must be the same on every rank for the same thing ---- */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    return h;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = mix(h, (unsigned char)*s);
+    return h;
+}
+
+/* ---- event stream plumbing ------------------------------------------------ */
+
+static size_t block_start(void *ctx, uint8_t *out)
+{
+    (void)ctx;
+    uint8_t *p = out;
+    p = ph_put_uv(p, rec.next_index);
+    p = ph_put_uv(p, rec.prev_exit);
+    p = ph_put_uv(p, rec.next_req);
+    return (size_t)(p - out);
+}
+
+uint8_t *rec_reserve(size_t n)
+{
+    if (!rec.active)
+        return NULL;
+    uint8_t *p = ph_stream_reserve(rec.evt, n);
+    if (!p)
+        rec_fail("%s", ph_stream_error(rec.evt) ? ph_stream_error(rec.evt) : "cannot write the trace");
+    return p;
+}
+
+void rec_commit(size_t n) { ph_stream_commit(rec.evt, n); }
+
+/* ---- communicators -------------------------------------------------------------- */
+
+static MPI_Group world_group = MPI_GROUP_NULL;
+
+static int32_t *world_ranks_of(MPI_Group g, int *n)
+{
+    PMPI_Group_size(g, n);
+    int *in = malloc(((size_t)*n + 1) * sizeof *in);
+    int32_t *out = malloc(((size_t)*n + 1) * sizeof *out);
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return NULL;
+    }
+    for (int i = 0; i < *n; i++)
+        in[i] = i;
+    PMPI_Group_translate_ranks(g, *n, in, world_group, (int *)out);
+    free(in);
+    return out;
+}
+
+static rec_comm *comm_slot(MPI_Comm comm)
+{
+    int f = PMPI_Comm_c2f(comm);
+    if (f < 0)
+        return NULL;
+    if ((size_t)f >= rec.ncomms) {
+        size_t n = (size_t)f * 2 + 16;
+        rec_comm *c = realloc(rec.comms, n * sizeof *c);
+        if (!c)
+            return NULL;
+        memset(c + rec.ncomms, 0, (n - rec.ncomms) * sizeof *c);
+        rec.comms = c;
+        rec.ncomms = n;
+    }
+    return &rec.comms[f];
+}
+
+/* How many communicators with this base hash this rank created so far: the
+ * members of a new communicator all count the same creations in the same
+ * order, so (base, occurrence) names it consistently without communicating. */
+static uint32_t occurrence(uint64_t base)
+{
+    for (size_t i = 0; i < rec.nocc; i++)
+        if (rec.occ[i].base == base)
+            return ++rec.occ[i].n;
+    if (rec.nocc == rec.occcap) {
+        size_t cap = rec.occcap ? rec.occcap * 2 : 32;
+        void *p = realloc(rec.occ, cap * sizeof *rec.occ);
+        if (!p)
+            return 0;
+        rec.occ = p;
+        rec.occcap = cap;
+    }
+    rec.occ[rec.nocc].base = base;
+    rec.occ[rec.nocc].n = 1;
+    return rec.occ[rec.nocc++].n;
+}
+
+static int in_set_all(const int32_t *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!rec.log_set[m[i]])
+            return 0;
+    return 1;
+}
+
+static void emit_comm_def(rec_comm *k)
+{
+    size_t bound = 40 + 5 * ((size_t)k->size + (size_t)k->rsize);
+    uint8_t *p0 = rec_reserve(bound), *p = p0;
+    if (!p)
+        return;
+    *p++ = PH_REC_COMM_DEF;
+    p = ph_put_uv(p, k->local - 1);
+    for (int i = 0; i < 8; i++)
+        *p++ = (uint8_t)(k->gid >> (8 * i));
+    p = ph_put_uv(p, k->rsize > 0);
+    p = ph_put_uv(p, (uint64_t)k->size);
+    for (int i = 0; i < k->size; i++)
+        p = ph_put_uv(p, (uint64_t)k->members[i]);
+    if (k->rsize > 0) {
+        p = ph_put_uv(p, (uint64_t)k->rsize);
+        for (int i = 0; i < k->rsize; i++)
+            p = ph_put_uv(p, (uint64_t)k->remote[i]);
+    }
+    rec_commit((size_t)(p - p0));
+}
+
+/* Fill slot k for comm: membership from its groups (or the parent's, for a
+ * dup whose handle may not be usable yet), then the gid and its definition. */
+static rec_comm *define_comm(rec_comm *k, MPI_Comm comm, uint64_t parent_gid)
+{
+    free(k->members);
+    free(k->remote);
+    memset(k, 0, sizeof *k);
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    MPI_Group g;
+    PMPI_Comm_group(comm, &g);
+    k->members = world_ranks_of(g, &k->size);
+    PMPI_Group_free(&g);
+    if (inter) {
+        PMPI_Comm_remote_group(comm, &g);
+        k->remote = world_ranks_of(g, &k->rsize);
+        PMPI_Group_free(&g);
+    }
+    if (!k->members || (inter && !k->remote)) {
+        rec_fail("out of memory recording a communicator");
+        return NULL;
+    }
+    uint64_t base = mix(parent_gid, (uint64_t)k->size);
+    for (int i = 0; i < k->size; i++)
+        base = mix(base, (uint64_t)k->members[i]);
+    base = mix(base, (uint64_t)k->rsize);
+    for (int i = 0; i < k->rsize; i++)
+        base = mix(base, (uint64_t)k->remote[i]);
+    k->gid = mix(base, occurrence(base));
+    if (k->gid == 0)
+        k->gid = 1; /* 0 is MPI_COMM_WORLD */
+    if (rec.log_set)
+        k->all_in_set = in_set_all(k->members, k->size) && in_set_all(k->remote, k->rsize);
+    k->local = ++rec.next_comm_local;
+    emit_comm_def(k);
+    return k;
+}
+
+rec_comm *rec_comm_get(MPI_Comm comm)
+{
+    rec_comm *k = comm_slot(comm);
+    if (!k)
+        return NULL;
+    if (k->local)
+        return k;
+    /* created by a call we do not sequence (e.g. MPI_COMM_SELF, Comm_connect) */
+    return define_comm(k, comm, 0x5eed);
+}
+
+rec_comm *rec_comm_new(MPI_Comm parent, MPI_Comm comm, int idup)
+{
+    rec_comm *pk = parent != MPI_COMM_NULL ? rec_comm_get(parent) : NULL;
+    uint64_t pgid = pk ? pk->gid : 0x5eed;
+    rec_comm *k = comm_slot(comm);
+    if (!k)
+        return NULL;
+    /* Comm_idup's handle may not be usable before its request completes:
+     * its membership is its parent's. */
+    return define_comm(k, idup ? parent : comm, pgid);
+}
+
+/* ---- datatypes ---------------------------------------------------------------------- */
+
+rec_type *rec_type_get(MPI_Datatype t)
+{
+    static rec_type none = {0, 0, 1};
+    int f = PMPI_Type_c2f(t);
+    if (f < 0)
+        return &none;
+    if ((size_t)f >= rec.ntypes) {
+        size_t n = (size_t)f * 2 + 64;
+        rec_type *v = realloc(rec.types, n * sizeof *v);
+        if (!v)
+            return &none;
+        memset(v + rec.ntypes, 0, (n - rec.ntypes) * sizeof *v);
+        rec.types = v;
+        rec.ntypes = n;
+    }
+    rec_type *ty = &rec.types[f];
+    if (ty->local)
+        return ty;
+    MPI_Aint lb, ext, tlb, text;
+    PMPI_Type_size(t, &ty->size);
+    PMPI_Type_get_extent(t, &lb, &ext);
+    PMPI_Type_get_true_extent(t, &tlb, &text);
+    ty->contiguous = tlb == 0 && text == ty->size && ext == ty->size;
+    ty->local = ++rec.next_type_local;
+    uint8_t *p0 = rec_reserve(40), *p = p0;
+    if (p) {
+        *p++ = PH_REC_TYPE_DEF;
+        p = ph_put_uv(p, ty->local);
+        p = ph_put_uv(p, (uint64_t)ty->size);
+        p = ph_put_sv(p, (int64_t)ext);
+        p = ph_put_uv(p, (uint64_t)ty->contiguous);
+        rec_commit((size_t)(p - p0));
+    }
+    return ty;
+}
+
+/* ---- call sites --------------------------------------------------------------------- */
+
+static uint32_t module_index(const char *path)
+{
+    for (size_t i = 0; i < rec.nmods; i++)
+        if (strcmp(rec.mods[i].path, path) == 0)
+            return (uint32_t)i;
+    void *m = realloc(rec.mods, (rec.nmods + 1) * sizeof *rec.mods);
+    if (!m)
+        return 0;
+    rec.mods = m;
+    rec.mods[rec.nmods].path = strdup(path);
+    size_t len = strlen(path);
+    uint8_t *p0 = rec_reserve(len + 24), *p = p0;
+    if (p) {
+        *p++ = PH_REC_MODULE_DEF;
+        p = ph_put_uv(p, rec.nmods);
+        p = ph_put_uv(p, len);
+        memcpy(p, path, len);
+        p += len;
+        rec_commit((size_t)(p - p0));
+    }
+    return (uint32_t)rec.nmods++;
+}
+
+static void module_of(void *pc, const char **path, uintptr_t *base)
+{
+    static char exe[PATH_MAX];
+    Dl_info info;
+    if (!dladdr(pc, &info) || !info.dli_fname) {
+        *path = "?";
+        *base = 0;
+        return;
+    }
+    *base = (uintptr_t)info.dli_fbase;
+    *path = info.dli_fname;
+    if (!info.dli_fname[0] || info.dli_fname[0] != '/') { /* the main program */
+        if (!exe[0]) {
+            ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+            exe[n > 0 ? n : 0] = 0;
+        }
+        *path = exe[0] ? exe : info.dli_fname;
+    }
+}
+
+uint32_t rec_site_local(ph_call *c)
+{
+    uint64_t key = mix(0x517e, (uint64_t)c->site_depth);
+    for (int i = 0; i < c->site_depth; i++)
+        key = mix(key, (uint64_t)(uintptr_t)c->site_pc[i]);
+    if (rec.nsites * 2 >= rec.sitecap) {
+        size_t cap = rec.sitecap ? rec.sitecap * 2 : 256;
+        struct site *t = calloc(cap, sizeof *t);
+        if (!t) {
+            rec_fail("out of memory for call sites");
+            return 0;
+        }
+        for (size_t i = 0; i < rec.sitecap; i++)
+            if (rec.sites[i].local) {
+                size_t j = rec.sites[i].key & (cap - 1);
+                while (t[j].local)
+                    j = (j + 1) & (cap - 1);
+                t[j] = rec.sites[i];
+            }
+        free(rec.sites);
+        rec.sites = t;
+        rec.sitecap = cap;
+    }
+    size_t j = key & (rec.sitecap - 1);
+    while (rec.sites[j].local) {
+        if (rec.sites[j].key == key)
+            return rec.sites[j].local - 1;
+        j = (j + 1) & (rec.sitecap - 1);
+    }
+    /* New site: normalise to (module, offset) so that ASLR does not matter. */
+    uint32_t mods[REC_MAX_DEPTH];
+    uint64_t offs[REC_MAX_DEPTH];
+    uint64_t gid = 0x5173;
+    for (int i = 0; i < c->site_depth; i++) {
+        const char *path;
+        uintptr_t base;
+        module_of(c->site_pc[i], &path, &base);
+        mods[i] = module_index(path);
+        offs[i] = (uint64_t)((uintptr_t)c->site_pc[i] - base - 1); /* inside the call insn */
+        const char *slash = strrchr(path, '/');
+        gid = mix(mix_str(gid, slash ? slash + 1 : path), offs[i]);
+    }
+    uint32_t local = (uint32_t)rec.nsites;
+    rec.sites[j].key = key;
+    rec.sites[j].local = local + 1;
+    rec.nsites++;
+    uint8_t *p0 = rec_reserve(32 + 20 * (size_t)c->site_depth), *p = p0;
+    if (p) {
+        *p++ = PH_REC_SITE_DEF;
+        p = ph_put_uv(p, local);
+        for (int i = 0; i < 8; i++)
+            *p++ = (uint8_t)(gid >> (8 * i));
+        p = ph_put_uv(p, (uint64_t)c->site_depth);
+        for (int i = 0; i < c->site_depth; i++) {
+            p = ph_put_uv(p, mods[i]);
+            p = ph_put_uv(p, offs[i]);
+        }
+        rec_commit((size_t)(p - p0));
+    }
+    return local;
+}
+
+/* ---- requests: open addressing on the handle, backward-shift deletion --------------- */
+
+static size_t req_hash(MPI_Request r)
+{
+    return (size_t)(mix(0, (uint64_t)(uintptr_t)r) & (rec.reqcap - 1));
+}
+
+rec_req *rec_req_find(MPI_Request r)
+{
+    if (!rec.reqcap || r == MPI_REQUEST_NULL)
+        return NULL;
+    for (size_t j = req_hash(r);; j = (j + 1) & (rec.reqcap - 1)) {
+        if (!rec.reqs[j].used)
+            return NULL;
+        if (rec.reqs[j].key == r)
+            return &rec.reqs[j];
+    }
+}
+
+static int req_grow(void)
+{
+    size_t cap = rec.reqcap ? rec.reqcap * 2 : 1024, old = rec.reqcap;
+    rec_req *t = calloc(cap, sizeof *t), *o = rec.reqs;
+    if (!t)
+        return -1;
+    rec.reqs = t;
+    rec.reqcap = cap;
+    for (size_t i = 0; i < old; i++)
+        if (o[i].used) {
+            size_t j = req_hash(o[i].key);
+            while (t[j].used)
+                j = (j + 1) & (cap - 1);
+            t[j] = o[i];
+        }
+    free(o);
+    return 0;
+}
+
+rec_req *rec_req_add(MPI_Request r, int kind)
+{
+    if (r == MPI_REQUEST_NULL)
+        return NULL;
+    rec_req *q = rec_req_find(r);
+    if (q) { /* a handle reused before we saw it complete */
+        free(q->coll);
+    } else {
+        if ((rec.nreqs_live + 1) * 2 > rec.reqcap && req_grow() < 0) {
+            rec_fail("out of memory for requests");
+            return NULL;
+        }
+        size_t j = req_hash(r);
+        while (rec.reqs[j].used)
+            j = (j + 1) & (rec.reqcap - 1);
+        q = &rec.reqs[j];
+        rec.nreqs_live++;
+    }
+    memset(q, 0, sizeof *q);
+    q->key = r;
+    q->used = 1;
+    q->kind = (uint8_t)kind;
+    return q;
+}
+
+void rec_req_remove(rec_req *q)
+{
+    free(q->coll);
+    size_t i = (size_t)(q - rec.reqs), mask = rec.reqcap - 1;
+    memset(q, 0, sizeof *q);
+    rec.nreqs_live--;
+    /* Backward-shift deletion: move later entries of the probe run into the
+     * hole when their home slot does not lie between the hole and them. */
+    for (size_t j = (i + 1) & mask; rec.reqs[j].used; j = (j + 1) & mask) {
+        size_t h = req_hash(rec.reqs[j].key);
+        int between = i <= j ? (i < h && h <= j) : (i < h || h <= j);
+        if (!between) {
+            rec.reqs[i] = rec.reqs[j];
+            memset(&rec.reqs[j], 0, sizeof rec.reqs[j]);
+            i = j;
+        }
+    }
+}
+
+/* ---- start and end ------------------------------------------------------------------- */
+
+static long env_long(const char *name, long dflt, long lo, long hi)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end || x < lo || x > hi) {
+        fprintf(stderr, "phantom: %s=%s is not a number in [%ld, %ld]; using %ld\n", name, v, lo, hi, dflt);
+        return dflt;
+    }
+    return x;
+}
+
+static int mkdir_p(const char *dir)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static json_t *command_line(void)
+{
+    const char *cmd = getenv("PHANTOM_COMMAND");
+    if (cmd)
+        return json_string(cmd);
+    json_t *a = json_array();
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (!f)
+        return a;
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+        json_array_append_new(a, json_string(buf + i));
+    return a;
+}
+
+static void write_meta(int log_mode, const char *log_ranks)
+{
+    char host[256] = "", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", path[4200], tmp[4200];
+    char when[64], ver[32], mv[32];
+    int len = 0, major = 0, minor = 0;
+    gethostname(host, sizeof host - 1);
+    PMPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, "\n")] = 0;
+    PMPI_Get_version(&major, &minor);
+    struct timespec res;
+    clock_getres(CLOCK_MONOTONIC, &res);
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    snprintf(ver, sizeof ver, "%d.%d", PH_FORMAT_MAJOR, PH_FORMAT_MINOR);
+    snprintf(mv, sizeof mv, "%d.%d", major, minor);
+    json_t *m = json_object();
+    json_object_set_new(m, "format", json_string("phantom-trace"));
+    json_object_set_new(m, "version", json_string(ver));
+    json_object_set_new(m, "ranks", json_integer(rec.nranks));
+    json_object_set_new(m, "command", command_line());
+    json_object_set_new(m, "host", json_string(host));
+    json_object_set_new(m, "mpi", json_pack("{s:s, s:s}", "library", lib, "version", mv));
+    json_object_set_new(m, "clock", json_pack("{s:s, s:I}", "source", "CLOCK_MONOTONIC", "resolution_ns",
+                                              (json_int_t)(res.tv_sec * 1000000000 + res.tv_nsec)));
+    json_object_set_new(m, "mode", json_pack("{s:b, s:s?, s:i}", "log", log_mode,
+                                             "log_ranks", log_ranks, "callsite_depth", rec.depth));
+    json_object_set_new(m, "start_time", json_string(when));
+    json_object_set_new(m, "phantom_version", json_string(PACKAGE_VERSION));
+    json_object_set_new(m, "finished", json_false());
+    snprintf(path, sizeof path, "%s/meta.json", rec.dir);
+    snprintf(tmp, sizeof tmp, "%s/.meta.json.tmp", rec.dir);
+    if (json_dump_file(m, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0)
+        rec_fail("cannot write %s: %s", path, strerror(errno));
+    json_decref(m);
+}
+
+static void at_exit(void)
+{
+    if (rec.active) {
+        rec_lock();
+        if (rec.active)
+            rec_finish(0);
+        rec_unlock();
+    }
+}
+
+static ph_stream *open_stream(const char *ext, const char *magic, size_t block, int with_header)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/rank-%06d.%s", rec.dir, rec.rank, ext);
+    ph_file_header h = {.major = PH_FORMAT_MAJOR, .minor = PH_FORMAT_MINOR,
+                        .rank = (uint32_t)rec.rank, .nranks = (uint32_t)rec.nranks,
+                        .flags = (rec.logging ? PH_FLAG_LOG : 0) | (rec.log_set ? PH_FLAG_SUBGROUP : 0),
+                        .t0 = rec.t0};
+    memcpy(h.magic, magic, 8);
+    ph_stream_opts o = {.block_size = block, .nbuffers = 4,
+                        .level = (int)env_long("PHANTOM_ZSTD_LEVEL", 1, 1, 19), .background = 1,
+                        .block_start = with_header ? block_start : NULL};
+    ph_err err;
+    ph_stream *s = ph_stream_open(path, &h, &o, &err);
+    if (!s)
+        rec_fail("%s", err.msg);
+    return s;
+}
+
+void rec_init(ph_call *c)
+{
+    if (rec.active || rec.evt)
+        return;
+    const char *off = getenv("PHANTOM_DISABLE");
+    if (off && strcmp(off, "0") != 0)
+        return;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rec.rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &rec.nranks);
+    PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    rec.mt = provided == MPI_THREAD_MULTIPLE;
+    const char *dir = getenv("PHANTOM_TRACE_DIR");
+    snprintf(rec.dir, sizeof rec.dir, "%s", dir && *dir ? dir : "phantom.trace");
+    rec.depth = (int)env_long("PHANTOM_CALLSITE_DEPTH", 4, 1, REC_MAX_DEPTH);
+    rec.flush_secs = (double)env_long("PHANTOM_FLUSH_SECS", 1, 0, 86400);
+    rec.t0 = c->t_entry;
+    rec.prev_exit = c->t_entry;
+    rec.counts = calloc(ph_ncounted, sizeof *rec.counts);
+    rec.active = 1; /* from here on, any failure goes through rec_fail */
+
+    const char *log = getenv("PHANTOM_LOG");
+    const char *log_ranks = getenv("PHANTOM_LOG_RANKS");
+    if (log_ranks && !*log_ranks)
+        log_ranks = NULL;
+    int log_mode = log && strcmp(log, "0") != 0;
+    rec.logging = log_mode;
+    if (log_mode && log_ranks) {
+        ph_err err;
+        rec.log_set = malloc((size_t)rec.nranks);
+        if (!rec.log_set || ph_parse_ranks(log_ranks, (uint32_t)rec.nranks, rec.log_set, &err) < 0) {
+            rec_fail("PHANTOM_LOG_RANKS: %s", rec.log_set ? err.msg : "out of memory");
+            return;
+        }
+        rec.logging = rec.log_set[rec.rank];
+    }
+    if (mkdir_p(rec.dir) != 0) {
+        rec_fail("cannot create trace directory %s: %s", rec.dir, strerror(errno));
+        return;
+    }
+    if (rec.rank == 0)
+        write_meta(log_mode, log_mode ? log_ranks : NULL);
+    size_t block = (size_t)env_long("PHANTOM_BLOCK_KB", 1024, 16, 65536) << 10;
+    rec.evt = open_stream("evt", PH_MAGIC_EVT, block, 1);
+    if (rec.evt && rec.logging)
+        rec.log = open_stream("log", PH_MAGIC_LOG, block * 4, 0);
+    if (!rec.evt || (rec.logging && !rec.log))
+        return;
+    /* MPI_COMM_WORLD is local 0 and trace id 0 without a definition record. */
+    rec_comm *w = comm_slot(MPI_COMM_WORLD);
+    if (!w || !(w->members = malloc((size_t)rec.nranks * sizeof *w->members))) {
+        rec_fail("out of memory");
+        return;
+    }
+    for (int i = 0; i < rec.nranks; i++)
+        w->members[i] = i;
+    w->size = rec.nranks;
+    w->gid = 0;
+    w->local = ++rec.next_comm_local;
+    if (rec.log_set)
+        w->all_in_set = in_set_all(w->members, w->size);
+    rec.last_flush = c->t_entry;
+    atexit(at_exit);
+}
+
+static void write_counters(void)
+{
+    size_t bound = 16;
+    unsigned n = 0;
+    for (unsigned i = 0; i < ph_ncounted; i++)
+        if (atomic_load(&rec.counts[i])) {
+            bound += strlen(ph_counted_names[i]) + 24;
+            n++;
+        }
+    uint8_t *p0 = rec_reserve(bound), *p = p0;
+    if (!p)
+        return;
+    *p++ = PH_REC_COUNTERS;
+    p = ph_put_uv(p, n);
+    for (unsigned i = 0; i < ph_ncounted; i++) {
+        uint64_t v = atomic_load(&rec.counts[i]);
+        if (!v)
+            continue;
+        size_t len = strlen(ph_counted_names[i]);
+        p = ph_put_uv(p, len);
+        memcpy(p, ph_counted_names[i], len);
+        p += len;
+        p = ph_put_uv(p, v);
+        p = ph_put_uv(p, i >= ph_nknown_counted);
+    }
+    rec_commit((size_t)(p - p0));
+}
+
+void rec_finish(int clean)
+{
+    if (rec.active) {
+        write_counters();
+        if (!clean) {
+            const char *why = "the process exited without MPI_Finalize";
+            size_t len = strlen(why);
+            uint8_t *p0 = rec_reserve(len + 16), *p = p0;
+            if (p) {
+                *p++ = PH_REC_NOTE;
+                p = ph_put_uv(p, len);
+                memcpy(p, why, len);
+                p += len;
+                rec_commit((size_t)(p - p0));
+            }
+        } else {
+            uint8_t *p = rec_reserve(1);
+            if (p) {
+                *p = PH_REC_END;
+                rec_commit(1);
+            }
+        }
+    }
+    rec.active = 0;
+    ph_err err;
+    if (rec.evt && ph_stream_close(rec.evt, &err) < 0)
+        rec_fail("%s", err.msg);
+    if (rec.log && ph_stream_close(rec.log, &err) < 0)
+        rec_fail("%s", err.msg);
+    rec.evt = rec.log = NULL;
+}
