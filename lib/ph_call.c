@@ -9,7 +9,7 @@
 enum { SLOT_REQS, SLOT_STATUSES, SLOT_FSTATUSES, SLOT_INDICES, SLOT_STYPES, SLOT_RTYPES, NSLOTS };
 
 /* Thread-local so that MPI_THREAD_MULTIPLE callers never share scratch. */
-static _Thread_local struct {
+static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
     void *p;
     size_t cap;
 } scratch[NSLOTS];

@@ -57,8 +57,10 @@ typedef struct ph_call {
     long aux;           /* runtime-private (e.g. the handle index of a freed comm) */
 } ph_call;
 
-/* Implemented by each runtime (recorder, replayer). */
-int ph_enter(ph_call *c, int op, int fortran); /* 0: pass straight through */
+/* Implemented by each runtime (recorder, replayer).  The runtime's header
+ * also defines ph_enter(ph_call *c, int op, int fortran) -> 0 to pass the
+ * call straight through; it is inline there so that it can capture the call
+ * site from the wrapper's own frame. */
 void ph_pre(ph_call *c);
 void ph_post(ph_call *c);
 void ph_count_call(unsigned counted_index);

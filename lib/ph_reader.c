@@ -752,6 +752,8 @@ static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
         ev->bytes = type_bytes(r, dtype, ev->count);
     if (has_rdtype)
         ev->rbytes = type_bytes(r, rdtype, ev->rcount);
+    else if (has_dtype && ev->rcount) /* Reduce_scatter_block: one datatype for both */
+        ev->rbytes = type_bytes(r, dtype, ev->rcount);
     if (c->bad)
         return rr_fail(r, err, "event truncated or datatype undefined");
     int inter = ev->comm < r->t->ncomms && r->t->comms[ev->comm].remote_size;
@@ -842,8 +844,14 @@ static ph_rank_reader *rank_open(ph_trace *t, uint32_t rank, int defs_only, ph_e
         rc = -1;
     }
     free(path);
-    /* world is local 0 and trace id 0 on every rank */
-    if (rc < 0 || local_set(&r->comms, 0, 0) < 0) {
+    /* world is local communicator 0 (trace id 0); datatype 0 is "none" */
+    r->type_size = malloc(16 * sizeof *r->type_size);
+    if (r->type_size) {
+        r->ntype_size = 16;
+        for (int i = 0; i < 16; i++)
+            r->type_size[i] = i == 0 ? 0 : UINT64_MAX;
+    }
+    if (rc < 0 || !r->type_size || local_set(&r->comms, 0, 0) < 0) {
         ph_rank_close(r);
         return NULL;
     }

@@ -1,7 +1,5 @@
 /* rec.c - the recorder's side of the generated wrappers: time, call site,
  * and the encoding of one event per MPI call (doc/trace-format.md). */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,24 +60,6 @@ void ph_type_freed(MPI_Datatype t)
     rec_unlock();
 }
 
-int ph_enter(ph_call *c, int op, int fortran)
-{
-    if (!rec.active && op != PH_OP_INIT && op != PH_OP_INIT_THREAD)
-        return 0;
-    memset(c, 0, sizeof *c);
-    c->op = (uint16_t)op;
-    c->fortran = (uint8_t)fortran;
-    c->dtype = c->rdtype = MPI_DATATYPE_NULL;
-    c->comm = MPI_COMM_NULL;
-    /* Skip ph_enter and the wrapper: the first frame kept is the caller's. */
-    void *pcs[REC_MAX_DEPTH + 2];
-    int n = unw_backtrace(pcs, (rec.depth ? rec.depth : 4) + 2);
-    c->site_depth = n > 2 ? n - 2 : 0;
-    memcpy(c->site_pc, pcs + 2, (size_t)c->site_depth * sizeof(void *));
-    c->t_entry = rec_now();
-    return 1;
-}
-
 void ph_pre(ph_call *c)
 {
     switch (ph_ops[c->op].kind) {
@@ -116,12 +96,56 @@ static uint64_t req_ref(uint64_t id)
     return rec.next_req - id + 2;
 }
 
-static uint64_t req_id(MPI_Request r)
+/* The requests a call refers to, resolved to ids once, before encoding.
+ * Thread-local: under MPI_THREAD_MULTIPLE each thread resolves its own. */
+typedef struct reqview {
+    int n;
+    const MPI_Request *h;
+    uint64_t *ids;
+    uint8_t *kinds;
+} reqview;
+
+static void resolve_requests(ph_call *c, const ph_op_info *info, reqview *v)
 {
-    if (r == MPI_REQUEST_NULL)
-        return 0;
-    rec_req *q = rec_req_find(r);
-    return q ? q->id : UINT64_MAX;
+    static _Thread_local __attribute__((tls_model("initial-exec"))) uint64_t *ids;
+    static _Thread_local __attribute__((tls_model("initial-exec"))) uint8_t *kinds;
+    static _Thread_local __attribute__((tls_model("initial-exec"))) int cap;
+    static _Thread_local __attribute__((tls_model("initial-exec"))) MPI_Request one;
+    v->n = 0;
+    for (const uint8_t *f = info->fields; *f; f++) {
+        if (*f == PH_F_REQ) {
+            one = info->kind == PH_K_MRECV || info->kind == PH_K_IMRECV ? (MPI_Request)(void *)c->msg
+                                                                        : c->req;
+            v->h = &one;
+            v->n = 1;
+        } else if (*f == PH_F_REQS) {
+            v->h = c->reqs;
+            v->n = c->nreqs;
+        }
+    }
+    if (v->n > cap) {
+        int ncap = v->n * 2;
+        uint64_t *i2 = realloc(ids, (size_t)ncap * sizeof *i2);
+        if (i2)
+            ids = i2;
+        uint8_t *k2 = realloc(kinds, (size_t)ncap);
+        if (k2)
+            kinds = k2;
+        if (!i2 || !k2) {
+            rec_fail("out of memory resolving requests");
+            v->n = 0;
+            return;
+        }
+        cap = ncap;
+    }
+    v->ids = ids;
+    v->kinds = kinds;
+    uint64_t stamp = ++rec.call_stamp;
+    for (int i = 0; i < v->n; i++) {
+        rec_req *q = v->h[i] == MPI_REQUEST_NULL ? NULL : rec_req_claim(v->h[i], stamp);
+        ids[i] = v->h[i] == MPI_REQUEST_NULL ? 0 : q ? q->id : UINT64_MAX;
+        kinds[i] = q ? q->kind : 0;
+    }
 }
 
 static int recv_kind(int kind) { return kind == RK_RECV; }
@@ -139,13 +163,9 @@ static uint8_t *put_status(uint8_t *p, const MPI_Status *st, int valid)
 }
 
 /* Status of request i of the call's array: only receives have one. */
-static int req_has_status(const ph_call *c, int i)
+static int req_has_status(const reqview *v, int i)
 {
-    MPI_Request r = c->nreqs ? c->reqs[i] : c->req;
-    if (r == MPI_REQUEST_NULL)
-        return 0;
-    rec_req *q = rec_req_find(r);
-    return q && recv_kind(q->kind);
+    return i >= 0 && i < v->n && recv_kind(v->kinds[i]);
 }
 
 static int comm_size_of(const rec_comm *k) { return k->rsize ? k->rsize : k->size; }
@@ -267,8 +287,8 @@ static uint32_t type_local(MPI_Datatype t)
 
 static uint8_t *scratch_buf(size_t n)
 {
-    static _Thread_local uint8_t *buf;
-    static _Thread_local size_t cap;
+    static _Thread_local __attribute__((tls_model("initial-exec"))) uint8_t *buf;
+    static _Thread_local __attribute__((tls_model("initial-exec"))) size_t cap;
     if (n > cap) {
         uint8_t *b = realloc(buf, n);
         if (!b)
@@ -280,7 +300,7 @@ static uint8_t *scratch_buf(size_t n)
 }
 
 /* Encode the event; definitions it needs are emitted first. */
-static void encode_event(ph_call *c, uint64_t t_exit)
+static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
 {
     const ph_op_info *info = &ph_ops[c->op];
     rec_comm *k = NULL;
@@ -314,7 +334,7 @@ static void encode_event(ph_call *c, uint64_t t_exit)
 
     /* Phase 2: a bound on the record's size. */
     int n = k ? comm_size_of(k) : 0;
-    size_t bound = 64 + 16 * PH_MAX_FIELDS + (size_t)(c->nreqs + 1) * 32 +
+    size_t bound = 64 + 16 * PH_MAX_FIELDS + (size_t)(v->n + 1) * 32 +
                    (size_t)(c->scounts ? n : 0) * 10 + (size_t)(c->rcounts ? n : 0) * 10;
     uint8_t *rec_buf = scratch_buf(bound);
     if (!rec_buf) {
@@ -359,21 +379,19 @@ static void encode_event(ph_call *c, uint64_t t_exit)
                 rec.next_req++;
             break;
         case PH_F_REQ:
-            p = ph_put_uv(p, req_ref(info->kind == PH_K_MRECV || info->kind == PH_K_IMRECV
-                                         ? req_id((MPI_Request)(void *)c->msg)
-                                         : req_id(c->req)));
+            p = ph_put_uv(p, req_ref(v->n ? v->ids[0] : 0));
             break;
         case PH_F_REQS:
-            p = ph_put_uv(p, (uint64_t)c->nreqs);
-            for (int i = 0; i < c->nreqs; i++)
-                p = ph_put_uv(p, req_ref(req_id(c->reqs[i])));
+            p = ph_put_uv(p, (uint64_t)v->n);
+            for (int i = 0; i < v->n; i++)
+                p = ph_put_uv(p, req_ref(v->ids[i]));
             break;
         case PH_F_FLAG: p = ph_put_uv(p, flag ? 1 : 0); break;
         case PH_F_STATUS:
         case PH_F_STATUS_IF_FLAG: {
             if (*f == PH_F_STATUS_IF_FLAG && !flag)
                 break;
-            int valid = info->kind == PH_K_WAIT || info->kind == PH_K_TEST ? req_has_status(c, 0) : 1;
+            int valid = info->kind == PH_K_WAIT || info->kind == PH_K_TEST ? req_has_status(v, 0) : 1;
             p = put_status(p, c->status, valid);
             break;
         }
@@ -382,7 +400,7 @@ static void encode_event(ph_call *c, uint64_t t_exit)
             if (*f == PH_F_STATUSES_IF_FLAG && !flag)
                 break;
             for (int i = 0; i < c->nreqs; i++)
-                p = put_status(p, &c->statuses[i], req_has_status(c, i));
+                p = put_status(p, &c->statuses[i], req_has_status(v, i));
             break;
         case PH_F_ANY:
         case PH_F_ANY_IF_FLAG:
@@ -392,7 +410,7 @@ static void encode_event(ph_call *c, uint64_t t_exit)
                 p = ph_put_sv(p, PH_UNDEFINED);
             } else {
                 p = ph_put_sv(p, c->index);
-                p = put_status(p, c->status, req_has_status(c, c->index));
+                p = put_status(p, c->status, req_has_status(v, c->index));
             }
             break;
         case PH_F_SOME:
@@ -403,7 +421,7 @@ static void encode_event(ph_call *c, uint64_t t_exit)
             p = ph_put_uv(p, (uint64_t)c->outcount + 1);
             for (int i = 0; i < c->outcount; i++) {
                 p = ph_put_uv(p, (uint64_t)c->indices[i]);
-                p = put_status(p, &c->statuses[i], req_has_status(c, c->indices[i]));
+                p = put_status(p, &c->statuses[i], req_has_status(v, c->indices[i]));
             }
             break;
         default:
@@ -461,63 +479,67 @@ static void remember_request(ph_call *c, const ph_op_info *info)
     }
 }
 
-/* A request completed: log what it received, forget it unless persistent. */
-static void completed(ph_call *c, MPI_Request r, const MPI_Status *st, uint32_t slot)
+/* Request i of the call completed: log what it received, forget it unless
+ * persistent. */
+static void completed(ph_call *c, const reqview *v, int i, const MPI_Status *st)
 {
-    if (r == MPI_REQUEST_NULL)
+    if (i < 0 || i >= v->n || v->h[i] == MPI_REQUEST_NULL)
         return;
-    rec_req *q = rec_req_find(r);
+    rec_req *q = rec_req_find_id(v->h[i], v->ids[i]);
     if (!q)
         return;
     if (rec.logging)
-        rec_log_completion(c, q, st, slot);
+        rec_log_completion(c, q, st, (uint32_t)i);
     if (!q->persistent)
         rec_req_remove(q);
 }
 
-static void after_event(ph_call *c)
+static void forget(const reqview *v)
+{
+    rec_req *q = v->n ? rec_req_find_id(v->h[0], v->ids[0]) : NULL;
+    if (q)
+        rec_req_remove(q);
+}
+
+static void after_event(ph_call *c, const reqview *v)
 {
     const ph_op_info *info = &ph_ops[c->op];
     switch (info->kind) {
     case PH_K_WAIT:
-        completed(c, c->req, c->status, 0);
+        completed(c, v, 0, c->status);
         break;
     case PH_K_TEST:
         if (c->flag)
-            completed(c, c->req, c->status, 0);
+            completed(c, v, 0, c->status);
         break;
     case PH_K_WAITALL:
         for (int i = 0; i < c->nreqs && c->rc == MPI_SUCCESS; i++)
-            completed(c, c->reqs[i], &c->statuses[i], (uint32_t)i);
+            completed(c, v, i, &c->statuses[i]);
         break;
     case PH_K_TESTALL:
         for (int i = 0; i < c->nreqs && c->flag; i++)
-            completed(c, c->reqs[i], &c->statuses[i], (uint32_t)i);
+            completed(c, v, i, &c->statuses[i]);
         break;
     case PH_K_WAITANY:
     case PH_K_TESTANY:
-        if ((info->kind == PH_K_WAITANY || c->flag) && c->index >= 0 && c->index != MPI_UNDEFINED)
-            completed(c, c->reqs[c->index], c->status, (uint32_t)c->index);
+        if ((info->kind == PH_K_WAITANY || c->flag) && c->index != MPI_UNDEFINED)
+            completed(c, v, c->index, c->status);
         break;
     case PH_K_WAITSOME:
     case PH_K_TESTSOME:
         for (int i = 0; c->outcount != MPI_UNDEFINED && i < c->outcount; i++)
-            completed(c, c->reqs[c->indices[i]], &c->statuses[i], (uint32_t)c->indices[i]);
+            completed(c, v, c->indices[i], &c->statuses[i]);
         break;
-    case PH_K_REQUEST_FREE: {
-        rec_req *q = c->req != MPI_REQUEST_NULL ? rec_req_find(c->req) : NULL;
-        if (q)
-            rec_req_remove(q);
+    case PH_K_REQUEST_FREE:
+        forget(v);
         break;
-    }
     case PH_K_MRECV:
     case PH_K_IMRECV: {
         /* the message handle, from Mprobe/Improbe, knows its communicator */
-        rec_req *q = rec_req_find((MPI_Request)(void *)c->msg);
-        if (q) {
+        rec_req *q = v->n ? rec_req_find_id(v->h[0], v->ids[0]) : NULL;
+        if (q)
             c->comm = q->comm;
-            rec_req_remove(q);
-        }
+        forget(v);
         if (info->kind == PH_K_IMRECV)
             remember_request(c, info);
         else if (rec.logging && c->comm != MPI_COMM_NULL)
@@ -554,9 +576,11 @@ void ph_post(ph_call *c)
         return;
     rec_lock();
     if (rec.active) {
-        encode_event(c, t_exit);
+        reqview v;
+        resolve_requests(c, info, &v);
+        encode_event(c, t_exit, &v);
         if (rec.active)
-            after_event(c);
+            after_event(c, &v);
         if (rec.active && rec.flush_secs > 0 &&
             (double)(t_exit - rec.last_flush) > rec.flush_secs * 1e9) {
             /* bound what a killed job loses */

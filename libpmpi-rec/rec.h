@@ -9,7 +9,10 @@
 #ifndef REC_H
 #define REC_H
 
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #include <pthread.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -21,6 +24,8 @@
 typedef struct rec_comm {
     uint32_t local;   /* local index + 1; 0 = slot unused */
     uint64_t gid;
+    uint64_t key;     /* what children hash as their parent: the gid, or for an
+                         intercommunicator a value both sides share */
     int size, rsize;  /* rsize > 0: intercommunicator */
     int32_t *members; /* world ranks */
     int32_t *remote;
@@ -40,6 +45,7 @@ typedef struct rec_req {
     uint8_t used;    /* slot holds a request */
     uint64_t id;
     uint8_t kind, persistent;
+    uint64_t stamp; /* last call that claimed it (see rec_req_claim) */
     /* what a receive or collective needs at completion, for the message log */
     void *buf;
     int count;
@@ -64,6 +70,7 @@ typedef struct rec_state {
 
     /* encoding state: what the reader reconstructs */
     uint64_t next_index, prev_exit, next_req;
+    uint64_t call_stamp;
 
     rec_comm *comms; size_t ncomms;     /* by Fortran handle index (MPI_Comm_c2f) */
     uint32_t next_comm_local;
@@ -94,6 +101,12 @@ rec_comm *rec_comm_new(MPI_Comm parent, MPI_Comm comm, int idup); /* a created c
 rec_type *rec_type_get(MPI_Datatype t);
 uint32_t rec_site_local(ph_call *c);
 rec_req *rec_req_find(MPI_Request r);
+/* Open MPI hands out one shared handle for requests that completed at once
+ * (and for MPI_PROC_NULL peers), so a handle can stand for several live
+ * requests.  Entries with the same handle are kept in creation order; a call
+ * claims the oldest one it has not claimed yet (stamp: one per call). */
+rec_req *rec_req_claim(MPI_Request r, uint64_t stamp);
+rec_req *rec_req_find_id(MPI_Request r, uint64_t id);
 rec_req *rec_req_add(MPI_Request r, int kind);
 void rec_req_remove(rec_req *q);
 uint8_t *rec_reserve(size_t n); /* room in the event stream, NULL once failed */
@@ -103,5 +116,24 @@ void rec_commit(size_t n);
 void rec_log_completion(ph_call *c, rec_req *q, const MPI_Status *st, uint32_t slot);
 void rec_log_call(ph_call *c);
 int rec_log_source_wanted(int source_world);
+
+/* The wrappers' entry: time and call site, or 0 when not recording.  Inline,
+ * so the backtrace starts in the wrapper and skips one frame only. */
+static inline __attribute__((always_inline)) int ph_enter(ph_call *c, int op, int fortran)
+{
+    if (!rec.active && op != PH_OP_INIT && op != PH_OP_INIT_THREAD)
+        return 0;
+    memset(c, 0, sizeof *c);
+    c->op = (uint16_t)op;
+    c->fortran = (uint8_t)fortran;
+    c->dtype = c->rdtype = MPI_DATATYPE_NULL;
+    c->comm = MPI_COMM_NULL;
+    void *pcs[REC_MAX_DEPTH + 1];
+    int n = unw_backtrace(pcs, rec.depth + 1);
+    c->site_depth = n > 1 ? n - 1 : 0;
+    memcpy(c->site_pc, pcs + 1, (size_t)c->site_depth * sizeof(void *));
+    c->t_entry = rec_now();
+    return 1;
+}
 
 #endif

@@ -148,7 +148,15 @@ static void emit_comm_def(rec_comm *k)
 
 /* Fill slot k for comm: membership from its groups (or the parent's, for a
  * dup whose handle may not be usable yet), then the gid and its definition. */
-static rec_comm *define_comm(rec_comm *k, MPI_Comm comm, uint64_t parent_gid)
+static uint64_t hash_group(uint64_t h, const int32_t *m, int n)
+{
+    h = mix(h, (uint64_t)n);
+    for (int i = 0; i < n; i++)
+        h = mix(h, (uint64_t)m[i]);
+    return h;
+}
+
+static rec_comm *define_comm(rec_comm *k, MPI_Comm comm, uint64_t parent_key)
 {
     free(k->members);
     free(k->remote);
@@ -168,13 +176,19 @@ static rec_comm *define_comm(rec_comm *k, MPI_Comm comm, uint64_t parent_gid)
         rec_fail("out of memory recording a communicator");
         return NULL;
     }
-    uint64_t base = mix(parent_gid, (uint64_t)k->size);
-    for (int i = 0; i < k->size; i++)
-        base = mix(base, (uint64_t)k->members[i]);
-    base = mix(base, (uint64_t)k->rsize);
-    for (int i = 0; i < k->rsize; i++)
-        base = mix(base, (uint64_t)k->remote[i]);
-    k->gid = mix(base, occurrence(base));
+    if (!inter) {
+        uint64_t base = hash_group(mix(parent_key, 0x1a7a), k->members, k->size);
+        k->gid = k->key = mix(base, occurrence(base));
+    } else {
+        /* Both sides must agree on the key (Intercomm_merge hashes it), but
+         * each side's view (local vs remote group) is its own trace entry. */
+        int low = k->members[0] < k->remote[0];
+        uint64_t base = mix(0x17e2, (uint64_t)k->size + (uint64_t)k->rsize);
+        base = hash_group(base, low ? k->members : k->remote, low ? k->size : k->rsize);
+        base = hash_group(base, low ? k->remote : k->members, low ? k->rsize : k->size);
+        k->key = mix(base, occurrence(base));
+        k->gid = mix(k->key, low ? 1 : 2);
+    }
     if (k->gid == 0)
         k->gid = 1; /* 0 is MPI_COMM_WORLD */
     if (rec.log_set)
@@ -198,7 +212,7 @@ rec_comm *rec_comm_get(MPI_Comm comm)
 rec_comm *rec_comm_new(MPI_Comm parent, MPI_Comm comm, int idup)
 {
     rec_comm *pk = parent != MPI_COMM_NULL ? rec_comm_get(parent) : NULL;
-    uint64_t pgid = pk ? pk->gid : 0x5eed;
+    uint64_t pgid = pk ? pk->key : 0x5eed;
     rec_comm *k = comm_slot(comm);
     if (!k)
         return NULL;
@@ -371,6 +385,28 @@ rec_req *rec_req_find(MPI_Request r)
     }
 }
 
+rec_req *rec_req_claim(MPI_Request r, uint64_t stamp)
+{
+    if (!rec.reqcap || r == MPI_REQUEST_NULL)
+        return NULL;
+    for (size_t j = req_hash(r); rec.reqs[j].used; j = (j + 1) & (rec.reqcap - 1))
+        if (rec.reqs[j].key == r && rec.reqs[j].stamp != stamp) {
+            rec.reqs[j].stamp = stamp;
+            return &rec.reqs[j];
+        }
+    return NULL;
+}
+
+rec_req *rec_req_find_id(MPI_Request r, uint64_t id)
+{
+    if (!rec.reqcap || r == MPI_REQUEST_NULL)
+        return NULL;
+    for (size_t j = req_hash(r); rec.reqs[j].used; j = (j + 1) & (rec.reqcap - 1))
+        if (rec.reqs[j].key == r && rec.reqs[j].id == id)
+            return &rec.reqs[j];
+    return NULL;
+}
+
 static int req_grow(void)
 {
     size_t cap = rec.reqcap ? rec.reqcap * 2 : 1024, old = rec.reqcap;
@@ -394,20 +430,17 @@ rec_req *rec_req_add(MPI_Request r, int kind)
 {
     if (r == MPI_REQUEST_NULL)
         return NULL;
-    rec_req *q = rec_req_find(r);
-    if (q) { /* a handle reused before we saw it complete */
-        free(q->coll);
-    } else {
-        if ((rec.nreqs_live + 1) * 2 > rec.reqcap && req_grow() < 0) {
-            rec_fail("out of memory for requests");
-            return NULL;
-        }
-        size_t j = req_hash(r);
-        while (rec.reqs[j].used)
-            j = (j + 1) & (rec.reqcap - 1);
-        q = &rec.reqs[j];
-        rec.nreqs_live++;
+    /* A handle may already be live (see rec_req_claim): add another entry
+     * after it, so that the probe run keeps creation order. */
+    if ((rec.nreqs_live + 1) * 2 > rec.reqcap && req_grow() < 0) {
+        rec_fail("out of memory for requests");
+        return NULL;
     }
+    size_t j = req_hash(r);
+    while (rec.reqs[j].used)
+        j = (j + 1) & (rec.reqcap - 1);
+    rec_req *q = &rec.reqs[j];
+    rec.nreqs_live++;
     memset(q, 0, sizeof *q);
     q->key = r;
     q->used = 1;
@@ -605,7 +638,7 @@ void rec_init(ph_call *c)
     for (int i = 0; i < rec.nranks; i++)
         w->members[i] = i;
     w->size = rec.nranks;
-    w->gid = 0;
+    w->gid = w->key = 0;
     w->local = ++rec.next_comm_local;
     if (rec.log_set)
         w->all_in_set = in_set_all(w->members, w->size);
