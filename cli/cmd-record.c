@@ -1,0 +1,426 @@
+/* cmd-record.c - `phantom record -- COMMAND...`: run an MPI job under the
+ * recorder, then finish the trace.
+ *
+ * The recorder (libpmpi-rec.so) is configured only through the environment
+ * (PHANTOM_*).  It must be preloaded into the MPI ranks but not into mpirun:
+ * for an Open MPI launcher, LD_PRELOAD goes to the ranks alone through
+ * OMPI_MCA_mca_base_env_list ("VAR=value;VAR2"), which mpirun applies to the
+ * processes it starts, on every node; the PHANTOM_* variables are forwarded
+ * the same way (by name, so their values need no quoting).  Any other command
+ * (a singleton MPI program, srun, a script) gets LD_PRELOAD directly.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "phantom.h"
+
+#ifndef PKGLIBDIR /* set by Makefile.am to the installed libpmpi-rec.so's directory */
+#define PKGLIBDIR "/usr/local/lib/phantom"
+#endif
+#define MAX_DEPTH 8 /* REC_MAX_DEPTH in libpmpi-rec/rec.h */
+#define ENV_LIST "OMPI_MCA_mca_base_env_list"
+
+extern char **environ;
+
+static const char usage[] =
+    "usage: phantom record [-o DIR] [--log] [--log-ranks SPEC] [--depth N] [--force] [--] COMMAND...\n"
+    "\n"
+    "Run COMMAND (usually `mpirun -np N ./app`) with the phantom recorder preloaded\n"
+    "into every MPI rank, then build the trace tables (phantom finish).  Exits with\n"
+    "COMMAND's exit status (128+N if it was killed by signal N).\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR     trace directory (default: ./phantom.trace)\n"
+    "  --log                also log the content of every received message, for\n"
+    "                       replaying ranks on their own\n"
+    "  --log-ranks SPEC     log only what enters these world ranks, e.g. 0-3,8 (implies --log)\n"
+    "  --depth N            call-site stack depth, 1 to 8 (default 4)\n"
+    "  --force              overwrite an existing trace in DIR\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "environment:\n"
+    "  PHANTOM_PRELOAD      path of libpmpi-rec.so to use\n"
+    "  PHANTOM_*            every PHANTOM_ variable is passed on to the ranks\n";
+
+typedef struct opts {
+    const char *dir; /* as given, for messages */
+    int log, force;
+    const char *log_ranks;
+    uint32_t depth;
+} opts;
+
+/* ---- the recorder library ---------------------------------------------------------- */
+
+static int readable(const char *path) { return path && *path && access(path, R_OK) == 0; }
+
+/* PHANTOM_PRELOAD, then the build tree next to this binary, then the install. */
+static char *find_preload(void)
+{
+    const char *env = getenv("PHANTOM_PRELOAD");
+    if (env && *env) {
+        char *p = readable(env) ? realpath(env, NULL) : NULL;
+        if (!p)
+            cli_error("record", "PHANTOM_PRELOAD=%s: %s", env, strerror(errno));
+        return p;
+    }
+    char exe[PATH_MAX], cand[PATH_MAX + 64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+        /* cli/phantom, or cli/.libs/phantom when libtool wraps it */
+        static const char *const rel[] = {"/../libpmpi-rec/.libs/libpmpi-rec.so",
+                                          "/../../libpmpi-rec/.libs/libpmpi-rec.so"};
+        for (size_t i = 0; i < 2; i++) {
+            snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
+            if (readable(cand))
+                return realpath(cand, NULL);
+        }
+    }
+    if (readable(PKGLIBDIR "/libpmpi-rec.so"))
+        return strdup(PKGLIBDIR "/libpmpi-rec.so");
+    cli_error("record", "libpmpi-rec.so not found (looked next to this phantom's build tree and in "
+                        PKGLIBDIR "; set PHANTOM_PRELOAD to its path)");
+    return NULL;
+}
+
+/* ---- the trace directory ------------------------------------------------------------- */
+
+static char *absolute(const char *dir)
+{
+    if (dir[0] == '/')
+        return strdup(dir);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        return NULL;
+    size_t n = strlen(cwd) + strlen(dir) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", cwd, strncmp(dir, "./", 2) == 0 ? dir + 2 : dir);
+    return p;
+}
+
+static int is_trace_file(const char *name)
+{
+    size_t n = strlen(name);
+    if (strcmp(name, "meta.json") == 0 || strncmp(name, ".meta.json", 10) == 0)
+        return 1;
+    return strncmp(name, "rank-", 5) == 0 && n > 4 &&
+           (strcmp(name + n - 4, ".evt") == 0 || strcmp(name + n - 4, ".log") == 0);
+}
+
+/* Refuses a non-empty DIR unless --force, which removes an old trace's files. */
+static int clear_dir(const opts *o, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? CLI_OK : cli_error("record", "%s: %s", o->dir, strerror(errno));
+    int rc = CLI_OK;
+    for (struct dirent *e; rc == CLI_OK && (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (!o->force)
+            rc = cli_error("record", "%s: already exists (use --force to overwrite)", o->dir);
+        else if (is_trace_file(e->d_name) && unlinkat(dirfd(d), e->d_name, 0) != 0)
+            rc = cli_error("record", "%s/%s: cannot remove: %s", o->dir, e->d_name, strerror(errno));
+    }
+    closedir(d);
+    return rc;
+}
+
+static int make_dir(const opts *o, const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return cli_error("record", "out of memory");
+    int rc = CLI_OK;
+    for (char *s = strchr(p + 1, '/'); s && rc == CLI_OK; s = strchr(s + 1, '/')) {
+        *s = 0;
+        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+            rc = cli_error("record", "cannot create %s: %s", p, strerror(errno));
+        *s = '/';
+    }
+    if (rc == CLI_OK && mkdir(dir, 0755) != 0 && errno != EEXIST)
+        rc = cli_error("record", "cannot create %s: %s", o->dir, strerror(errno));
+    free(p);
+    return rc;
+}
+
+/* ---- the environment of the ranks ---------------------------------------------------- */
+
+/* Open MPI's launchers, also under Debian's alternatives names (mpirun.openmpi). */
+static int is_ompi_launcher(const char *cmd)
+{
+    static const char *const names[] = {"mpirun", "mpiexec", "orterun"};
+    const char *b = strrchr(cmd, '/');
+    b = b ? b + 1 : cmd;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(b, names[i], n) == 0 && (b[n] == 0 || strcmp(b + n, ".openmpi") == 0))
+            return 1;
+    }
+    return 0;
+}
+
+/* Existing preloads stay, ours comes last (once). */
+static char *append_preload(const char *old, const char *lib)
+{
+    char *s = NULL;
+    if (!old || !*old)
+        return strdup(lib);
+    if (strstr(old, lib))
+        return strdup(old);
+    return asprintf(&s, "%s:%s", old, lib) < 0 ? NULL : s;
+}
+
+static int is_entry(const char *entry, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(entry, name, n) == 0 && (entry[n] == 0 || entry[n] == '=');
+}
+
+/* The user's env list without LD_PRELOAD and PHANTOM_* (ours replace them),
+ * then LD_PRELOAD for the ranks and every PHANTOM_* variable by name. */
+static char *env_list(const char *old, const char *preload)
+{
+    char *buf = NULL, *copy = old ? strdup(old) : NULL, *save = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        free(copy);
+        return NULL;
+    }
+    for (char *tok = copy ? strtok_r(copy, ";", &save) : NULL; tok; tok = strtok_r(NULL, ";", &save))
+        if (!is_entry(tok, "LD_PRELOAD") && strncmp(tok, "PHANTOM_", 8) != 0)
+            fprintf(f, "%s;", tok);
+    fprintf(f, "LD_PRELOAD=%s", preload);
+    for (char **e = environ; *e; e++)
+        if (strncmp(*e, "PHANTOM_", 8) == 0)
+            fprintf(f, ";%.*s", (int)strcspn(*e, "="), *e);
+    free(copy);
+    if (fclose(f) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* The preload an existing env list gave the ranks ("LD_PRELOAD=x"), else ours inherit. */
+static const char *old_rank_preload(const char *old, char *buf, size_t cap)
+{
+    const char *p = old;
+    while (p && *p) {
+        size_t n = strcspn(p, ";");
+        if (strncmp(p, "LD_PRELOAD=", 11) == 0 && n > 11) {
+            snprintf(buf, cap, "%.*s", (int)(n - 11), p + 11);
+            return buf;
+        }
+        p += n + (p[n] == ';');
+    }
+    return getenv("LD_PRELOAD");
+}
+
+static int set_preload(const char *lib, int launcher)
+{
+    char prev[PATH_MAX * 2];
+    const char *old_list = getenv(ENV_LIST);
+    char *preload = append_preload(launcher ? old_rank_preload(old_list, prev, sizeof prev)
+                                            : getenv("LD_PRELOAD"), lib);
+    int rc = CLI_OK;
+    if (!preload)
+        return cli_error("record", "out of memory");
+    if (!launcher) {
+        setenv("LD_PRELOAD", preload, 1);
+    } else if (strchr(preload, ';')) { /* the env list has no quoting */
+        rc = cli_error("record", "LD_PRELOAD=%s: a ';' cannot be passed through " ENV_LIST, preload);
+    } else {
+        char *list = env_list(old_list, preload);
+        if (!list)
+            rc = cli_error("record", "out of memory");
+        else
+            setenv(ENV_LIST, list, 1);
+        free(list);
+    }
+    free(preload);
+    return rc;
+}
+
+static char *join_args(char **argv)
+{
+    size_t n = 1;
+    for (char **a = argv; *a; a++)
+        n += strlen(*a) + 1;
+    char *s = malloc(n), *p = s;
+    for (char **a = argv; s && *a; a++)
+        p += sprintf(p, "%s%s", a == argv ? "" : " ", *a);
+    if (s)
+        *p = 0;
+    return s;
+}
+
+static int set_env(const opts *o, const char *absdir, const char *lib, char **cmd)
+{
+    char depth[16], *joined = join_args(cmd);
+    if (!joined)
+        return cli_error("record", "out of memory");
+    setenv("PHANTOM_TRACE_DIR", absdir, 1);
+    setenv("PHANTOM_COMMAND", joined, 1);
+    free(joined);
+    if (o->log || o->log_ranks)
+        setenv("PHANTOM_LOG", "1", 1);
+    if (o->log_ranks)
+        setenv("PHANTOM_LOG_RANKS", o->log_ranks, 1);
+    if (o->depth) {
+        snprintf(depth, sizeof depth, "%u", o->depth);
+        setenv("PHANTOM_CALLSITE_DEPTH", depth, 1);
+    }
+    return set_preload(lib, is_ompi_launcher(cmd[0])); /* last: it forwards the PHANTOM_* above */
+}
+
+/* ---- running the command ------------------------------------------------------------------ */
+
+/* COMMAND's exit status, 128+N when signal N killed it, -1 if it could not start. */
+static int run_command(char **cmd)
+{
+    /* Like time(1): ^C and ^\ go to the job (same process group); we stay to finish. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+    sigemptyset(&ign.sa_mask);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        cli_error("record", "cannot start %s: %s", cmd[0], strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execvp(cmd[0], cmd);
+        int e = errno;
+        fprintf(stderr, "phantom record: cannot run %s: %s\n", cmd[0], strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    int status = 0;
+    pid_t w;
+    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+        ;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    if (w < 0)
+        return cli_error("record", "waiting for %s: %s", cmd[0], strerror(errno)), -1;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static void summary(const opts *o, const finish_summary *sum)
+{
+    char inc[48] = "", size[32];
+    if (sum->incomplete)
+        snprintf(inc, sizeof inc, " (%u incomplete)", sum->incomplete);
+    if (sum->bytes >= 1000000)
+        snprintf(size, sizeof size, "%.1f MB", (double)sum->bytes / 1e6);
+    else
+        snprintf(size, sizeof size, "%.1f KB", (double)sum->bytes / 1e3);
+    fprintf(stderr, "phantom: trace in %s: %u rank%s%s, %llu events, %s; run `phantom stats %s`\n",
+            o->dir, sum->nranks, sum->nranks == 1 ? "" : "s", inc, (unsigned long long)sum->events,
+            size, o->dir);
+}
+
+/* Finish the trace if the job wrote one; the result is the exit status. */
+static int conclude(const opts *o, const char *absdir, int status)
+{
+    size_t n = strlen(absdir) + 16;
+    char *meta = malloc(n);
+    if (!meta)
+        return cli_error("record", "out of memory");
+    snprintf(meta, n, "%s/meta.json", absdir);
+    int have = access(meta, F_OK) == 0;
+    free(meta);
+    if (!have) {
+        rmdir(absdir); /* only if empty: the directory we made for nothing */
+        if (status != 126 && status != 127) /* the command could not even run: said so already */
+            cli_error("record", "%s: no trace was written (the command never reached MPI_Init "
+                                "with the recorder preloaded)", o->dir);
+        return status > 0 ? status : CLI_ERR;
+    }
+    finish_summary sum;
+    int rc = finish_trace("record", absdir, &sum);
+    if (rc == CLI_OK)
+        summary(o, &sum);
+    return status != 0 ? status : rc;
+}
+
+static int parse(int argc, char **argv, opts *o)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"log", no_argument, NULL, 'l'},
+        {"log-ranks", required_argument, NULL, 'L'}, {"depth", required_argument, NULL, 'd'},
+        {"force", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int c;
+    /* '+': options end at COMMAND, so `phantom record mpirun -np 4 ./a` needs no "--" */
+    while ((c = cli_getopt("record", argc, argv, "+:ho:", longopts)) != -1) {
+        switch (c) {
+        case 'h': return cli_help(&cmd_record), -1;
+        case 'o': o->dir = optarg; break;
+        case 'l': o->log = 1; break;
+        case 'f': o->force = 1; break;
+        case 'L':
+            if (!*optarg || optarg[strspn(optarg, "0123456789,-")])
+                return cli_usage_error("record", "--log-ranks: '%s' is not a rank list like 0-3,8", optarg);
+            o->log_ranks = optarg;
+            break;
+        case 'd':
+            if (cli_parse_u32(optarg, 1, MAX_DEPTH, &o->depth) < 0)
+                return cli_usage_error("record", "--depth: '%s' is not a number from 1 to %d", optarg,
+                                       MAX_DEPTH);
+            break;
+        default: return CLI_USAGE;
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("record", "no command given");
+    if (!*o->dir)
+        return cli_usage_error("record", "--output: empty directory name");
+    return CLI_OK;
+}
+
+static int run(int argc, char **argv)
+{
+    opts o = {.dir = "phantom.trace"};
+    int rc = parse(argc, argv, &o);
+    if (rc != CLI_OK)
+        return rc < 0 ? CLI_OK : rc; /* -1: --help */
+    char **cmd = argv + optind;
+    char *lib = find_preload(), *absdir = absolute(o.dir);
+    if (!lib)
+        rc = CLI_ERR; /* find_preload said why */
+    else if (!absdir)
+        rc = cli_error("record", "%s: cannot make the path absolute: %s", o.dir, strerror(errno));
+    if (rc == CLI_OK)
+        rc = clear_dir(&o, absdir);
+    if (rc == CLI_OK)
+        rc = make_dir(&o, absdir);
+    if (rc == CLI_OK)
+        rc = set_env(&o, absdir, lib, cmd);
+    if (rc == CLI_OK) {
+        int status = run_command(cmd);
+        rc = status < 0 ? CLI_ERR : conclude(&o, absdir, status);
+    }
+    free(lib);
+    free(absdir);
+    return rc;
+}
+
+const ph_verb cmd_record = {"record", "run an MPI job under the recorder and finish its trace",
+                            usage, run};

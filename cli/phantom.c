@@ -1,0 +1,209 @@
+/* phantom.c - the `phantom` front end: dispatches `phantom VERB ...` to the
+ * verb's own file (git-style), and holds the helpers every verb shares so
+ * that errors, exit codes and option parsing look the same everywhere. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "phantom.h"
+
+static const ph_verb *const verbs[] = {&cmd_record, &cmd_finish, &cmd_stats, &cmd_dump};
+#define NVERBS (sizeof verbs / sizeof verbs[0])
+
+static const ph_verb *find_verb(const char *name)
+{
+    for (size_t i = 0; i < NVERBS; i++)
+        if (strcmp(verbs[i]->name, name) == 0)
+            return verbs[i];
+    return NULL;
+}
+
+static void main_usage(FILE *out)
+{
+    fprintf(out, "usage: phantom [--version] [--help] <command> [<args>]\n\n"
+                 "Record an MPI application and inspect the trace (PHANTOM performance prediction).\n\n"
+                 "commands:\n");
+    for (size_t i = 0; i < NVERBS; i++)
+        fprintf(out, "   %-8s %s\n", verbs[i]->name, verbs[i]->summary);
+    fprintf(out, "\nSee 'phantom help <command>' or 'phantom <command> --help' for a command's options,\n"
+                 "and phantom(1) for the whole tool.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        main_usage(stderr);
+        return CLI_USAGE;
+    }
+    const char *a = argv[1];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        main_usage(stdout);
+        return cli_flush_stdout("help");
+    }
+    if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+        printf("phantom %s (trace format %d.%d)\n", PACKAGE_VERSION, PH_FORMAT_MAJOR, PH_FORMAT_MINOR);
+        return cli_flush_stdout("version");
+    }
+    if (strcmp(a, "help") == 0) {
+        if (argc < 3) {
+            main_usage(stdout);
+            return cli_flush_stdout("help");
+        }
+        const ph_verb *v = find_verb(argv[2]);
+        if (!v)
+            return cli_usage_error("help", "'%s' is not a phantom command", argv[2]);
+        return cli_help(v);
+    }
+    if (a[0] == '-') {
+        fprintf(stderr, "phantom: unknown option '%s'\nsee phantom --help\n", a);
+        return CLI_USAGE;
+    }
+    const ph_verb *v = find_verb(a);
+    if (!v) {
+        fprintf(stderr, "phantom: '%s' is not a phantom command\nsee phantom --help\n", a);
+        return CLI_USAGE;
+    }
+    return v->run(argc - 1, argv + 1);
+}
+
+/* ---- messages ---------------------------------------------------------------- */
+
+static void vmsg(const char *verb, const char *what, const char *fmt, va_list ap)
+{
+    fflush(stdout); /* keep the order of output and error when both go to a terminal */
+    fprintf(stderr, "phantom %s: %s", verb, what);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+int cli_error(const char *verb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(verb, "", fmt, ap);
+    va_end(ap);
+    return CLI_ERR;
+}
+
+void cli_warn(const char *verb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(verb, "warning: ", fmt, ap);
+    va_end(ap);
+}
+
+int cli_usage_error(const char *verb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(verb, "", fmt, ap);
+    va_end(ap);
+    if (strcmp(verb, "help") == 0)
+        fprintf(stderr, "see phantom --help\n");
+    else
+        fprintf(stderr, "see phantom %s --help\n", verb);
+    return CLI_USAGE;
+}
+
+int cli_help(const ph_verb *v)
+{
+    fputs(v->usage, stdout);
+    return cli_flush_stdout(v->name);
+}
+
+int cli_flush_stdout(const char *verb)
+{
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return cli_error(verb, "cannot write the output: %s", strerror(errno ? errno : EIO));
+    return CLI_OK;
+}
+
+/* ---- options -------------------------------------------------------------------- */
+
+int cli_getopt(const char *verb, int argc, char **argv, const char *shortopts,
+               const struct option *longopts)
+{
+    static char **started;
+    if (started != argv) { /* a new argument vector: reinitialise GNU getopt */
+        started = argv;
+        optind = 0;
+    }
+    opterr = 0;
+    int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+    if (c != '?' && c != ':')
+        return c;
+    /* Name the offending option as the user wrote it: a long option is the
+     * whole argument (without "=value"), a short one is optopt. */
+    const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+    char name[64];
+    if (strncmp(arg, "--", 2) == 0)
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(arg, "="), arg);
+    else
+        snprintf(name, sizeof name, "-%c", optopt ? optopt : '?');
+    if (c == ':')
+        cli_usage_error(verb, "option '%s' needs an argument", name);
+    else if (strncmp(arg, "--", 2) == 0 && strchr(arg, '=') && optopt)
+        cli_usage_error(verb, "option '%s' takes no argument", name);
+    else
+        cli_usage_error(verb, "unknown option '%s'", name);
+    return '?';
+}
+
+int cli_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* ---- shared by stats and dump ------------------------------------------------------ */
+
+void cli_warn_incomplete(const char *verb, const ph_rank_reader *r, uint32_t rank,
+                         uint64_t events)
+{
+    if (ph_rank_complete(r))
+        return;
+    const char *note = ph_rank_note(r);
+    cli_warn(verb, "rank %u: the stream has no end record (%s); %llu events read",
+             rank, note ? note : "the job was killed or is still running",
+             (unsigned long long)events);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = path ? strrchr(path, '/') : NULL;
+    return s ? s + 1 : path ? path : "?";
+}
+
+void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap)
+{
+    const ph_site_info *s = ph_trace_site(t, site);
+    if (!s || !s->nframes) {
+        snprintf(buf, cap, "%s", s ? "(no stack)" : "?");
+        return;
+    }
+    if (s->function || s->file) {
+        if (s->file && s->line > 0)
+            snprintf(buf, cap, "%s %s:%d", s->function ? s->function : "?", base_name(s->file), s->line);
+        else
+            snprintf(buf, cap, "%s %s", s->function ? s->function : "?", s->file ? base_name(s->file) : "");
+        return;
+    }
+    int f = sym_user_frame(s);
+    if (f < 0)
+        f = s->nframes ? 0 : -1;
+    if (f < 0)
+        snprintf(buf, cap, "?");
+    else
+        snprintf(buf, cap, "%s+0x%llx", base_name(s->modules[f]), (unsigned long long)s->offsets[f]);
+}

@@ -1,0 +1,84 @@
+/* phantom.h - declarations shared by the `phantom` front end and its verbs.
+ *
+ * Each verb lives in its own cli/cmd-<verb>.c and exports one ph_verb: its
+ * name, a one-line summary for `phantom --help`, its usage text and its entry
+ * point.  phantom.c only dispatches; the conventions every verb follows
+ * (error lines, exit codes, option parsing) are the helpers below.
+ */
+#ifndef PHANTOM_CLI_H
+#define PHANTOM_CLI_H
+
+#include <getopt.h>
+#include <stdint.h>
+
+#include "ph_trace.h"
+
+/* Exit codes: 1 for a runtime error (bad trace, failed command), 2 for a usage error. */
+enum { CLI_OK = 0, CLI_ERR = 1, CLI_USAGE = 2 };
+
+typedef struct ph_verb {
+    const char *name;
+    const char *summary; /* one line for `phantom --help` */
+    const char *usage;   /* full text for `phantom VERB --help` and `phantom help VERB` */
+    int (*run)(int argc, char **argv); /* argv[0] is the verb name */
+} ph_verb;
+
+extern const ph_verb cmd_record, cmd_finish, cmd_stats, cmd_dump;
+
+/* ---- messages (phantom.c) ------------------------------------------------ */
+
+/* "phantom VERB: message" on stderr; returns CLI_ERR. */
+int cli_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "phantom VERB: warning: message" on stderr. */
+void cli_warn(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The one-line error plus "see phantom VERB --help"; returns CLI_USAGE. */
+int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints v->usage on stdout; returns CLI_OK. */
+int cli_help(const ph_verb *v);
+
+/* getopt_long with the conventions above: returns the next option, -1 at the
+ * end of the options, or '?' after printing the usage error for an unknown
+ * option or a missing argument.  shortopts must start with ':' (after an
+ * optional '+').  Resets getopt's state on the first call for argv. */
+int cli_getopt(const char *verb, int argc, char **argv, const char *shortopts,
+               const struct option *longopts);
+/* Decimal number in [lo, hi]; -1 if s is not one. */
+int cli_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
+/* Checks stdout for a write error at exit (a full disk, a closed pipe). */
+int cli_flush_stdout(const char *verb);
+
+/* ---- shared by stats and dump -------------------------------------------- */
+
+/* Warns once about a rank whose stream has no END record, with the note the
+ * recorder left, if any.  Call after ph_rank_next returned 0. */
+void cli_warn_incomplete(const char *verb, const ph_rank_reader *r, uint32_t rank,
+                         uint64_t events);
+/* "main lu.c:120", "libfoo.so+0x1234" or "?": where a call site is, for humans. */
+void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap);
+
+/* ---- finish (cmd-finish.c), also run by record ---------------------------- */
+
+typedef struct finish_summary {
+    uint32_t nranks, incomplete;
+    uint64_t events;
+    uint64_t bytes; /* size of the trace files */
+} finish_summary;
+/* Builds the trace-level tables into dir/meta.json; CLI_OK or CLI_ERR (reported). */
+int finish_trace(const char *verb, const char *dir, finish_summary *sum);
+
+/* ---- symbolisation (symbolize.c) ----------------------------------------- */
+
+typedef struct symbolizer symbolizer;
+symbolizer *sym_new(void);
+void sym_free(symbolizer *s);
+/* Is this module the MPI runtime, the recorder or libc (not the user's code)? */
+int sym_is_runtime(const char *module);
+/* Index of the site's first frame in the user's code (-1 if none). */
+int sym_user_frame(const ph_site_info *site);
+/* Resolves frame `frame` of site to function, file and line (malloc'd strings,
+ * NULL where unknown; line 0).  Never fails: a missing module or missing
+ * debug information just leaves the answers empty. */
+void sym_resolve(symbolizer *s, const ph_site_info *site, int frame, char **function,
+                 char **file, int *line);
+
+#endif
