@@ -87,13 +87,13 @@ static int32_t norm_rank(int r)
     return r;
 }
 
-static uint64_t req_ref(uint64_t id)
+static uint64_t req_ref(uint64_t id, uint64_t next_req)
 {
     if (id == 0)
         return 0; /* MPI_REQUEST_NULL */
     if (id == UINT64_MAX)
         return 1; /* a request this library never saw created */
-    return rec.next_req - id + 2;
+    return next_req - id + 2;
 }
 
 /* The requests a call refers to, resolved to ids once, before encoding.
@@ -343,6 +343,9 @@ static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
     }
     uint8_t *p = rec_buf;
     int flag = c->flag;
+    /* Request ids advance only once the record is in the stream: a block
+     * that starts under it must carry the value from before it. */
+    uint64_t next_req = rec.next_req;
 
     /* Phase 3: the record, in the op table's field order. */
     if (c->op < PH_REC_ESCAPE) {
@@ -373,18 +376,18 @@ static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
             break;
         case PH_F_INT: p = ph_put_sv(p, c->ival); break;
         case PH_F_NEWCOMM: p = ph_put_uv(p, newcomm_local); break;
-        case PH_F_NEWREQ: rec.next_req++; break;
+        case PH_F_NEWREQ: next_req++; break;
         case PH_F_NEWREQ_IF_FLAG:
             if (flag)
-                rec.next_req++;
+                next_req++;
             break;
         case PH_F_REQ:
-            p = ph_put_uv(p, req_ref(v->n ? v->ids[0] : 0));
+            p = ph_put_uv(p, req_ref(v->n ? v->ids[0] : 0, next_req));
             break;
         case PH_F_REQS:
             p = ph_put_uv(p, (uint64_t)v->n);
             for (int i = 0; i < v->n; i++)
-                p = ph_put_uv(p, req_ref(v->ids[i]));
+                p = ph_put_uv(p, req_ref(v->ids[i], next_req));
             break;
         case PH_F_FLAG: p = ph_put_uv(p, flag ? 1 : 0); break;
         case PH_F_STATUS:
@@ -435,6 +438,7 @@ static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
     memcpy(dst, rec_buf, len);
     rec_commit(len);
     rec.prev_exit = t_exit;
+    rec.next_req = next_req;
     rec.next_index++;
 }
 

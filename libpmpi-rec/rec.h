@@ -46,6 +46,7 @@ typedef struct rec_req {
     uint64_t id;
     uint8_t kind, persistent;
     uint64_t stamp; /* last call that claimed it (see rec_req_claim) */
+    pthread_t thread; /* the thread that created it */
     /* what a receive or collective needs at completion, for the message log */
     void *buf;
     int count;
@@ -104,7 +105,9 @@ rec_req *rec_req_find(MPI_Request r);
 /* Open MPI hands out one shared handle for requests that completed at once
  * (and for MPI_PROC_NULL peers), so a handle can stand for several live
  * requests.  Entries with the same handle are kept in creation order; a call
- * claims the oldest one it has not claimed yet (stamp: one per call). */
+ * claims the oldest one it has not claimed yet (stamp: one per call),
+ * preferring its own thread's: under MPI_THREAD_MULTIPLE threads usually
+ * complete their own requests. */
 rec_req *rec_req_claim(MPI_Request r, uint64_t stamp);
 rec_req *rec_req_find_id(MPI_Request r, uint64_t id);
 rec_req *rec_req_add(MPI_Request r, int kind);

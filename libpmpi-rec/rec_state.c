@@ -389,12 +389,22 @@ rec_req *rec_req_claim(MPI_Request r, uint64_t stamp)
 {
     if (!rec.reqcap || r == MPI_REQUEST_NULL)
         return NULL;
-    for (size_t j = req_hash(r); rec.reqs[j].used; j = (j + 1) & (rec.reqcap - 1))
-        if (rec.reqs[j].key == r && rec.reqs[j].stamp != stamp) {
-            rec.reqs[j].stamp = stamp;
-            return &rec.reqs[j];
+    rec_req *any = NULL;
+    pthread_t me = pthread_self();
+    for (size_t j = req_hash(r); rec.reqs[j].used; j = (j + 1) & (rec.reqcap - 1)) {
+        rec_req *q = &rec.reqs[j];
+        if (q->key != r || q->stamp == stamp)
+            continue;
+        if (!rec.mt || pthread_equal(q->thread, me)) {
+            any = q;
+            break;
         }
-    return NULL;
+        if (!any)
+            any = q;
+    }
+    if (any)
+        any->stamp = stamp;
+    return any;
 }
 
 rec_req *rec_req_find_id(MPI_Request r, uint64_t id)
@@ -444,6 +454,7 @@ rec_req *rec_req_add(MPI_Request r, int kind)
     memset(q, 0, sizeof *q);
     q->key = r;
     q->used = 1;
+    q->thread = pthread_self();
     q->kind = (uint8_t)kind;
     return q;
 }
@@ -623,7 +634,7 @@ void rec_init(ph_call *c)
     }
     if (rec.rank == 0)
         write_meta(log_mode, log_mode ? log_ranks : NULL);
-    size_t block = (size_t)env_long("PHANTOM_BLOCK_KB", 1024, 16, 65536) << 10;
+    size_t block = (size_t)env_long("PHANTOM_BLOCK_KB", 1024, 1, 65536) << 10;
     rec.evt = open_stream("evt", PH_MAGIC_EVT, block, 1);
     if (rec.evt && rec.logging)
         rec.log = open_stream("log", PH_MAGIC_LOG, block * 4, 0);
