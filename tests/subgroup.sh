@@ -47,8 +47,11 @@ for line in open(sys.argv[1]):
         if not outside and slot in logged:
             die(f"rank {e['rank']} seq {e['seq']}: message from inside the set was logged")
         n += outside
-    if e["op"] in ("MPI_Allreduce", "MPI_Bcast", "MPI_Alltoall", "MPI_Allgather") and e.get("log"):
-        if set(comms[e["comm"]]) <= inside: die(f"collective inside the set logged: {e}")
-print("subgroup:", sys.argv[2], "ok,", n, "messages from outside checked")
+    if e["op"] in ("MPI_Allreduce", "MPI_Alltoall", "MPI_Allgather"):
+        if set(comms[e["comm"]]) <= inside and e.get("log"): die(f"collective inside the set logged: {e}")
+        if not set(comms[e["comm"]]) <= inside and e["bytes"] and not e.get("log"):
+            die(f"collective with outside members not logged: {e}")
+        n += not set(comms[e["comm"]]) <= inside
+print("subgroup:", sys.argv[2], "ok,", n, "messages and collectives from outside checked")
 PY
 done
