@@ -220,6 +220,27 @@ ph_log_reader *ph_log_open(ph_trace *t, uint32_t rank, ph_err *err);
 int ph_log_next(ph_log_reader *r, ph_log_record *rec, ph_err *err);
 void ph_log_close(ph_log_reader *r);
 
+/* ---- writing a trace from events, without MPI (ph_writer.c) ---------------
+ * For synthetic traces and for stages that write events of their own.  The
+ * communicator table starts with MPI_COMM_WORLD (id 0); define others, and
+ * call sites, before the events that use them.  An event's op, t_entry,
+ * t_exit, site, comm and the fields of its op are written; count and bytes
+ * give the element size (bytes / count); newreq ids are implicit (they are
+ * numbered 1, 2, ... in event order); reqs refer to them. */
+typedef struct ph_writer ph_writer;
+typedef struct ph_rank_writer ph_rank_writer;
+ph_writer *ph_writer_create(const char *dir, uint32_t nranks, const char *command, ph_err *err);
+uint32_t ph_writer_comm(ph_writer *w, uint32_t size, const int32_t *members, uint32_t rsize,
+                        const int32_t *remote);
+uint32_t ph_writer_site(ph_writer *w, const char *function, const char *file, int line);
+ph_rank_writer *ph_writer_rank(ph_writer *w, uint32_t rank, uint64_t t0, ph_err *err);
+int ph_rank_write(ph_rank_writer *r, const ph_event *ev, ph_err *err);
+/* complete: end the stream with END, as after MPI_Finalize */
+int ph_rank_writer_close(ph_rank_writer *r, int complete, ph_err *err);
+/* Writes meta.json with the tables; frees w (close every rank writer first). */
+int ph_writer_close(ph_writer *w, ph_err *err);
+void ph_writer_abort(ph_writer *w);
+
 /* Names and formatting shared by the tools. */
 const char *ph_rank_special_name(int32_t rank); /* "ANY_SOURCE", ... or NULL */
 /* Ranks list "0-3,8-11" -> bitmap of n; returns -1 with err on bad syntax. */
