@@ -10,13 +10,6 @@
 
 rec_state rec = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-uint64_t rec_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void rec_lock(void)
 {
     if (rec.mt)
@@ -57,6 +50,7 @@ void ph_type_freed(MPI_Datatype t)
     int f = PMPI_Type_c2f(t);
     if (f >= 0 && (size_t)f < rec.ntypes)
         rec.types[f].local = 0; /* the handle may come back as another type */
+    rec.last_type = MPI_DATATYPE_NULL;
     rec_unlock();
 }
 
@@ -553,6 +547,7 @@ static void after_event(ph_call *c, const reqview *v)
     case PH_K_COMM_FREE:
         if (c->rc == MPI_SUCCESS && c->aux >= 0 && (size_t)c->aux < rec.ncomms) {
             rec_comm *k = &rec.comms[c->aux];
+            rec.last_comm = MPI_COMM_NULL;
             free(k->members);
             free(k->remote);
             memset(k, 0, sizeof *k);
@@ -589,6 +584,7 @@ void ph_post(ph_call *c)
             (double)(t_exit - rec.last_flush) > rec.flush_secs * 1e9) {
             /* bound what a killed job loses */
             rec.last_flush = t_exit;
+            rec_clock_refine();
             ph_stream_flush(rec.evt);
             if (rec.log)
                 ph_stream_flush(rec.log);

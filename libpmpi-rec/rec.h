@@ -13,6 +13,10 @@
 #include <libunwind.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -84,11 +88,37 @@ typedef struct rec_state {
 
     _Atomic uint64_t *counts; /* per counted function */
     _Atomic int warned;
+
+    /* one-entry caches of the last communicator and datatype looked up */
+    MPI_Comm last_comm;
+    size_t last_comm_slot;
+    MPI_Datatype last_type;
+    size_t last_type_slot;
+
+    /* CLOCK_MONOTONIC from the TSC (rec_clock.c): ns = t0 + (tsc - c0) * scale / 2^32 */
+    uint64_t tsc_c0, tsc_t0, tsc_scale_q32; /* scale 0: use clock_gettime */
+    uint64_t tsc_base_c, tsc_base_t;        /* the calibration's first point */
 } rec_state;
 
 extern rec_state rec;
 
-uint64_t rec_now(void);
+/* CLOCK_MONOTONIC nanoseconds.  A vDSO clock_gettime costs about 20 ns here
+ * and every call reads the clock twice, so where the TSC is invariant the
+ * recorder reads it instead and maps it onto CLOCK_MONOTONIC (rec_clock.c). */
+static inline uint64_t rec_now(void)
+{
+#if defined(__x86_64__)
+    if (rec.tsc_scale_q32) {
+        uint64_t c = __rdtsc();
+        return rec.tsc_t0 + (uint64_t)(((unsigned __int128)(c - rec.tsc_c0) * rec.tsc_scale_q32) >> 32);
+    }
+#endif
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+void rec_clock_init(void);
+void rec_clock_refine(void);
 void rec_lock(void);
 void rec_unlock(void);
 /* Stop recording on this rank with one warning; the job goes on. */

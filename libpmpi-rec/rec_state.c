@@ -200,11 +200,16 @@ static rec_comm *define_comm(rec_comm *k, MPI_Comm comm, uint64_t parent_key)
 
 rec_comm *rec_comm_get(MPI_Comm comm)
 {
+    if (comm == rec.last_comm && comm != MPI_COMM_NULL)
+        return &rec.comms[rec.last_comm_slot];
     rec_comm *k = comm_slot(comm);
     if (!k)
         return NULL;
-    if (k->local)
+    if (k->local) {
+        rec.last_comm = comm;
+        rec.last_comm_slot = (size_t)(k - rec.comms);
         return k;
+    }
     /* created by a call we do not sequence (e.g. MPI_COMM_SELF, Comm_connect) */
     return define_comm(k, comm, 0x5eed);
 }
@@ -226,6 +231,8 @@ rec_comm *rec_comm_new(MPI_Comm parent, MPI_Comm comm, int idup)
 rec_type *rec_type_get(MPI_Datatype t)
 {
     static rec_type none = {0, 0, 1};
+    if (t == rec.last_type && t != MPI_DATATYPE_NULL)
+        return &rec.types[rec.last_type_slot];
     int f = PMPI_Type_c2f(t);
     if (f < 0)
         return &none;
@@ -239,6 +246,8 @@ rec_type *rec_type_get(MPI_Datatype t)
         rec.ntypes = n;
     }
     rec_type *ty = &rec.types[f];
+    rec.last_type = t;
+    rec.last_type_slot = (size_t)f;
     if (ty->local)
         return ty;
     MPI_Aint lb, ext, tlb, text;
@@ -306,9 +315,11 @@ static void module_of(void *pc, const char **path, uintptr_t *base)
 
 uint32_t rec_site_local(ph_call *c)
 {
-    uint64_t key = mix(0x517e, (uint64_t)c->site_depth);
+    /* a cheap key: distinct stacks differ in some return address */
+    uint64_t key = (uint64_t)c->site_depth;
     for (int i = 0; i < c->site_depth; i++)
-        key = mix(key, (uint64_t)(uintptr_t)c->site_pc[i]);
+        key = (key << 7 | key >> 57) ^ (uint64_t)(uintptr_t)c->site_pc[i];
+    key = mix(key, 0x517e);
     if (rec.nsites * 2 >= rec.sitecap) {
         size_t cap = rec.sitecap ? rec.sitecap * 2 : 256;
         struct site *t = calloc(cap, sizeof *t);
@@ -610,6 +621,9 @@ void rec_init(ph_call *c)
     rec.flush_secs = (double)env_long("PHANTOM_FLUSH_SECS", 1, 0, 86400);
     rec.t0 = c->t_entry;
     rec.prev_exit = c->t_entry;
+    rec.last_comm = MPI_COMM_NULL;
+    rec.last_type = MPI_DATATYPE_NULL;
+    rec_clock_init();
     rec.counts = calloc(ph_ncounted, sizeof *rec.counts);
     rec.active = 1; /* from here on, any failure goes through rec_fail */
 
