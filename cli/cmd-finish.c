@@ -212,7 +212,7 @@ int finish_trace(const char *verb, const char *dir, finish_summary *sum)
     json_decref(complete);
     json_decref(meta);
     ph_trace_close(t);
-    return rc;
+    return cli_end_warnings(rc);
 }
 
 static int run(int argc, char **argv)

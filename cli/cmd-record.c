@@ -6,8 +6,10 @@
  * for an Open MPI launcher, LD_PRELOAD goes to the ranks alone through
  * OMPI_MCA_mca_base_env_list ("VAR=value;VAR2"), which mpirun applies to the
  * processes it starts, on every node; the PHANTOM_* variables are forwarded
- * the same way (by name, so their values need no quoting).  Any other command
- * (a singleton MPI program, srun, a script) gets LD_PRELOAD directly.
+ * the same way (by name, so their values need no quoting).  mpirun refuses
+ * that variable together with -x options, so a command line that uses -x
+ * gets ours as -x options instead.  Any other command (a singleton MPI
+ * program, srun, a script) gets LD_PRELOAD directly.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,6 +50,7 @@ static const char usage[] =
     "\n"
     "environment:\n"
     "  PHANTOM_PRELOAD      path of libpmpi-rec.so to use\n"
+    "  PHANTOM_PRELOAD_EXTRA  libraries to preload before it (e.g. the ASan runtime)\n"
     "  PHANTOM_*            every PHANTOM_ variable is passed on to the ranks\n";
 
 typedef struct opts {
@@ -189,8 +192,21 @@ static int is_entry(const char *entry, const char *name)
     return strncmp(entry, name, n) == 0 && (entry[n] == 0 || entry[n] == '=');
 }
 
-/* The user's env list without LD_PRELOAD and PHANTOM_* (ours replace them),
- * then LD_PRELOAD for the ranks and every PHANTOM_* variable by name. */
+/* An entry of the user's env list that ours replace: LD_PRELOAD, and the
+ * PHANTOM_* variables we forward from the environment anyway. */
+static int replaced(const char *entry)
+{
+    if (is_entry(entry, "LD_PRELOAD"))
+        return 1;
+    if (strncmp(entry, "PHANTOM_", 8) != 0)
+        return 0;
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(entry, "="), entry);
+    return getenv(name) != NULL;
+}
+
+/* The user's env list without the entries ours replace, then LD_PRELOAD for
+ * the ranks and every PHANTOM_* variable by name. */
 static char *env_list(const char *old, const char *preload)
 {
     char *buf = NULL, *copy = old ? strdup(old) : NULL, *save = NULL;
@@ -201,7 +217,7 @@ static char *env_list(const char *old, const char *preload)
         return NULL;
     }
     for (char *tok = copy ? strtok_r(copy, ";", &save) : NULL; tok; tok = strtok_r(NULL, ";", &save))
-        if (!is_entry(tok, "LD_PRELOAD") && strncmp(tok, "PHANTOM_", 8) != 0)
+        if (!replaced(tok))
             fprintf(f, "%s;", tok);
     fprintf(f, "LD_PRELOAD=%s", preload);
     for (char **e = environ; *e; e++)
@@ -230,17 +246,84 @@ static const char *old_rank_preload(const char *old, char *buf, size_t cap)
     return getenv("LD_PRELOAD");
 }
 
-static int set_preload(const char *lib, int launcher)
+static int uses_x(char **cmd)
+{
+    for (char **a = cmd + 1; *a; a++)
+        if (strcmp(*a, "-x") == 0 || strcmp(*a, "--x") == 0)
+            return 1;
+    return 0;
+}
+
+/* The command line to execute, and the strings we added to it. */
+typedef struct launch {
+    char **argv;
+    int own_argv; /* argv is ours (with -x), not the user's */
+    char **added; /* with -x: the "NAME=value"/"NAME" after each inserted "-x" */
+    size_t nadded;
+} launch;
+
+/* cmd with "-x LD_PRELOAD=... -x PHANTOM_..." after the launcher's name. */
+static int add_x_options(launch *l, char **cmd, const char *preload)
+{
+    size_t n = 1, m = 0;
+    for (char **e = environ; *e; e++)
+        n += strncmp(*e, "PHANTOM_", 8) == 0;
+    while (cmd[m])
+        m++;
+    l->argv = calloc(m + 2 * n + 1, sizeof *l->argv);
+    l->own_argv = 1;
+    l->added = calloc(n, sizeof *l->added);
+    if (!l->argv || !l->added || asprintf(&l->added[0], "LD_PRELOAD=%s", preload) < 0)
+        return -1;
+    l->nadded = 1;
+    for (char **e = environ; *e && l->nadded < n; e++)
+        if (strncmp(*e, "PHANTOM_", 8) == 0 && (l->added[l->nadded] = strndup(*e, strcspn(*e, "="))))
+            l->nadded++;
+    static char dash_x[] = "-x"; /* argv is char **: no string literal in it */
+    size_t k = 0;
+    l->argv[k++] = cmd[0];
+    for (size_t i = 0; i < l->nadded; i++) {
+        l->argv[k++] = dash_x;
+        l->argv[k++] = l->added[i];
+    }
+    for (size_t i = 1; i < m; i++)
+        l->argv[k++] = cmd[i];
+    return 0;
+}
+
+static void launch_free(launch *l)
+{
+    for (size_t i = 0; i < l->nadded; i++)
+        free(l->added[i]);
+    free(l->added);
+    if (l->own_argv)
+        free(l->argv);
+}
+
+/* LD_PRELOAD for the ranks: directly, through the env list, or with -x
+ * (Open MPI refuses a command that mixes -x with mca_base_env_list). */
+static int set_preload(const char *lib, char **cmd, launch *l)
 {
     char prev[PATH_MAX * 2];
     const char *old_list = getenv(ENV_LIST);
+    int launcher = is_ompi_launcher(cmd[0]), by_x = launcher && !old_list && uses_x(cmd);
+    /* what must load before the recorder, e.g. the ASan runtime for a sanitized build */
+    const char *extra = getenv("PHANTOM_PRELOAD_EXTRA");
+    char *ours = NULL;
+    if (asprintf(&ours, "%s%s%s", extra && *extra ? extra : "", extra && *extra ? ":" : "", lib) < 0)
+        return cli_error("record", "out of memory");
     char *preload = append_preload(launcher ? old_rank_preload(old_list, prev, sizeof prev)
-                                            : getenv("LD_PRELOAD"), lib);
+                                            : getenv("LD_PRELOAD"), ours);
+    free(ours);
     int rc = CLI_OK;
+    l->argv = cmd;
     if (!preload)
         return cli_error("record", "out of memory");
     if (!launcher) {
         setenv("LD_PRELOAD", preload, 1);
+    } else if (by_x) {
+        if (add_x_options(l, cmd, preload) < 0)
+            rc = cli_error("record", "out of memory");
     } else if (strchr(preload, ';')) { /* the env list has no quoting */
         rc = cli_error("record", "LD_PRELOAD=%s: a ';' cannot be passed through " ENV_LIST, preload);
     } else {
@@ -268,7 +351,7 @@ static char *join_args(char **argv)
     return s;
 }
 
-static int set_env(const opts *o, const char *absdir, const char *lib, char **cmd)
+static int set_env(const opts *o, const char *absdir, const char *lib, char **cmd, launch *l)
 {
     char depth[16], *joined = join_args(cmd);
     if (!joined)
@@ -284,7 +367,7 @@ static int set_env(const opts *o, const char *absdir, const char *lib, char **cm
         snprintf(depth, sizeof depth, "%u", o->depth);
         setenv("PHANTOM_CALLSITE_DEPTH", depth, 1);
     }
-    return set_preload(lib, is_ompi_launcher(cmd[0])); /* last: it forwards the PHANTOM_* above */
+    return set_preload(lib, cmd, l); /* last: it forwards the PHANTOM_* above */
 }
 
 /* ---- running the command ------------------------------------------------------------------ */
@@ -292,31 +375,32 @@ static int set_env(const opts *o, const char *absdir, const char *lib, char **cm
 /* COMMAND's exit status, 128+N when signal N killed it, -1 if it could not start. */
 static int run_command(char **cmd)
 {
-    /* Like time(1): ^C and ^\ go to the job (same process group); we stay to finish. */
+    /* Like time(1): ^C and ^\ reach the job (same process group) and we stay
+     * to finish its trace.  Ignored before the fork so no ^C slips in between;
+     * the child gets the dispositions back before exec. */
     struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
     sigemptyset(&ign.sa_mask);
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0) {
-        cli_error("record", "cannot start %s: %s", cmd[0], strerror(errno));
-        return -1;
-    }
     if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
         execvp(cmd[0], cmd);
         int e = errno;
         fprintf(stderr, "phantom record: cannot run %s: %s\n", cmd[0], strerror(e));
         _exit(e == ENOENT ? 127 : 126);
     }
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
-    int status = 0;
-    pid_t w;
-    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-        ;
+    int status = 0, err = pid < 0 ? errno : 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && !err)
+        if (errno != EINTR)
+            err = errno;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
-    if (w < 0)
-        return cli_error("record", "waiting for %s: %s", cmd[0], strerror(errno)), -1;
+    if (err)
+        return cli_error("record", "%s %s: %s", pid < 0 ? "cannot start" : "lost", cmd[0],
+                         strerror(err)), -1;
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
@@ -411,12 +495,14 @@ static int run(int argc, char **argv)
         rc = clear_dir(&o, absdir);
     if (rc == CLI_OK)
         rc = make_dir(&o, absdir);
+    launch l = {0};
     if (rc == CLI_OK)
-        rc = set_env(&o, absdir, lib, cmd);
+        rc = set_env(&o, absdir, lib, cmd, &l);
     if (rc == CLI_OK) {
-        int status = run_command(cmd);
+        int status = run_command(l.argv);
         rc = status < 0 ? CLI_ERR : conclude(&o, absdir, status);
     }
+    launch_free(&l);
     free(lib);
     free(absdir);
     return rc;

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "phantom.h"
 
@@ -571,7 +570,7 @@ static int run(int argc, char **argv)
     free(st.sites);
     free(st.counted);
     ph_trace_close(st.t);
-    return rc;
+    return cli_end_warnings(rc);
 }
 
 const ph_verb cmd_stats = {"stats", "time, calls and bytes per rank, MPI function and call site",

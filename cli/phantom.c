@@ -168,15 +168,41 @@ int cli_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 
 /* ---- shared by stats and dump ------------------------------------------------------ */
 
+/* Warnings about incomplete ranks wait for the end of the verb: when it fails,
+ * its error line stands alone (scripts expect exactly one line then). */
+static char **pending;
+static size_t npending;
+
 void cli_warn_incomplete(const char *verb, const ph_rank_reader *r, uint32_t rank,
                          uint64_t events)
 {
     if (ph_rank_complete(r))
         return;
     const char *note = ph_rank_note(r);
-    cli_warn(verb, "rank %u: the stream has no end record (%s); %llu events read",
-             rank, note ? note : "the job was killed or is still running",
-             (unsigned long long)events);
+    char *line = NULL, **v = realloc(pending, (npending + 1) * sizeof *v);
+    if (!v || asprintf(&line, "phantom %s: warning: rank %u: the stream has no end record (%s); "
+                              "%llu events read",
+                       verb, rank, note ? note : "the job was killed or is still running",
+                       (unsigned long long)events) < 0) {
+        pending = v ? v : pending;
+        return;
+    }
+    pending = v;
+    pending[npending++] = line;
+}
+
+int cli_end_warnings(int rc)
+{
+    fflush(stdout);
+    for (size_t i = 0; i < npending; i++) {
+        if (rc == CLI_OK)
+            fprintf(stderr, "%s\n", pending[i]);
+        free(pending[i]);
+    }
+    free(pending);
+    pending = NULL;
+    npending = 0;
+    return rc;
 }
 
 static const char *base_name(const char *path)

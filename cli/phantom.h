@@ -50,9 +50,11 @@ int cli_flush_stdout(const char *verb);
 /* ---- shared by stats and dump -------------------------------------------- */
 
 /* Warns once about a rank whose stream has no END record, with the note the
- * recorder left, if any.  Call after ph_rank_next returned 0. */
+ * recorder left, if any.  Call after ph_rank_next returned 0.  The warnings
+ * are printed by cli_end_warnings(rc), only when rc is CLI_OK; returns rc. */
 void cli_warn_incomplete(const char *verb, const ph_rank_reader *r, uint32_t rank,
                          uint64_t events);
+int cli_end_warnings(int rc);
 /* "main lu.c:120", "libfoo.so+0x1234" or "?": where a call site is, for humans. */
 void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap);
 

@@ -372,7 +372,79 @@ struct ph_rank_reader {
     char *note;
     int defs_only; /* prescan: build the trace tables, do not map ids */
     counters counts;
+    /* Live requests -> their communicator: a Wait's statuses carry ranks of
+     * the communicator the request was created on, not of the Wait. */
+    struct reqcomm { uint64_t id; uint32_t comm; uint8_t persistent; } *rq;
+    size_t rqcap, rqlive;
 };
+
+static size_t rq_slot(const ph_rank_reader *r, uint64_t id)
+{
+    return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 20) & (r->rqcap - 1);
+}
+
+static struct reqcomm *rq_find(ph_rank_reader *r, uint64_t id)
+{
+    if (!r->rqcap || id == 0 || id == UINT64_MAX)
+        return NULL;
+    for (size_t j = rq_slot(r, id); r->rq[j].id; j = (j + 1) & (r->rqcap - 1))
+        if (r->rq[j].id == id)
+            return &r->rq[j];
+    return NULL;
+}
+
+static int rq_add(ph_rank_reader *r, uint64_t id, uint32_t comm, int persistent)
+{
+    if ((r->rqlive + 1) * 2 > r->rqcap) {
+        size_t cap = r->rqcap ? r->rqcap * 2 : 256, old = r->rqcap;
+        struct reqcomm *t = calloc(cap, sizeof *t), *o = r->rq;
+        if (!t)
+            return -1;
+        r->rq = t;
+        r->rqcap = cap;
+        for (size_t i = 0; i < old; i++)
+            if (o[i].id) {
+                size_t j = rq_slot(r, o[i].id);
+                while (t[j].id)
+                    j = (j + 1) & (cap - 1);
+                t[j] = o[i];
+            }
+        free(o);
+    }
+    size_t j = rq_slot(r, id);
+    while (r->rq[j].id)
+        j = (j + 1) & (r->rqcap - 1);
+    r->rq[j] = (struct reqcomm){id, comm, (uint8_t)persistent};
+    r->rqlive++;
+    return 0;
+}
+
+static void rq_remove(ph_rank_reader *r, struct reqcomm *q)
+{
+    size_t i = (size_t)(q - r->rq), mask = r->rqcap - 1;
+    memset(q, 0, sizeof *q);
+    r->rqlive--;
+    for (size_t j = (i + 1) & mask; r->rq[j].id; j = (j + 1) & mask) {
+        size_t h = rq_slot(r, r->rq[j].id);
+        int between = i <= j ? (i < h && h <= j) : (i < h || h <= j);
+        if (!between) {
+            r->rq[i] = r->rq[j];
+            memset(&r->rq[j], 0, sizeof r->rq[j]);
+            i = j;
+        }
+    }
+}
+
+/* The communicator whose ranks a completed request's status uses. */
+static uint32_t req_comm(ph_rank_reader *r, const ph_event *ev, uint32_t i)
+{
+    if (i < ev->nreqs) {
+        struct reqcomm *q = rq_find(r, ev->reqs[i]);
+        if (q)
+            return q->comm;
+    }
+    return ev->comm;
+}
 
 static int rr_fail(ph_rank_reader *r, ph_err *err, const char *what)
 {
@@ -551,7 +623,7 @@ static uint64_t req_ref(ph_rank_reader *r, uint64_t ref)
     return r->next_req - (ref - 2);
 }
 
-static void read_status(ph_rank_reader *r, ph_event *ev, ph_status *s)
+static void read_status(ph_rank_reader *r, uint32_t comm, ph_status *s)
 {
     s->source = (int32_t)sv(&r->c);
     s->source_world = PH_NO_RANK;
@@ -561,8 +633,8 @@ static void read_status(ph_rank_reader *r, ph_event *ev, ph_status *s)
         return;
     s->tag = (int32_t)sv(&r->c);
     s->bytes = uv(&r->c);
-    int inter = ev->comm < r->t->ncomms && r->t->comms[ev->comm].remote_size;
-    s->source_world = world_of(r->t, ev->comm, s->source, inter);
+    int inter = comm < r->t->ncomms && r->t->comms[comm].remote_size;
+    s->source_world = world_of(r->t, comm, s->source, inter);
 }
 
 static ph_status *statuses(ph_rank_reader *r, uint32_t n)
@@ -591,6 +663,45 @@ static int read_vec(ph_rank_reader *r, grow *g, uint32_t *n, const uint64_t **ou
         v[i] = uv(&r->c);
     *n = (uint32_t)k;
     *out = v;
+    return 0;
+}
+
+/* Requests this event created and completed, for req_comm. */
+static int track_requests(ph_rank_reader *r, const ph_op_info *info, const ph_event *ev)
+{
+    int k = info->kind;
+    uint32_t comm = k == PH_K_IMRECV ? req_comm(r, ev, 0) : ev->comm;
+    uint32_t done_n = 0;
+    const int32_t *done = NULL;
+    int32_t one = 0, all = 0;
+    switch (k) {
+    case PH_K_WAIT: case PH_K_REQUEST_FREE: case PH_K_MRECV: case PH_K_IMRECV:
+        done = &one, done_n = ev->nreqs ? 1 : 0;
+        break;
+    case PH_K_TEST:
+        done = &one, done_n = ev->flag > 0;
+        break;
+    case PH_K_WAITALL: case PH_K_TESTALL:
+        all = k == PH_K_WAITALL || ev->flag > 0;
+        break;
+    case PH_K_WAITANY: case PH_K_TESTANY:
+        if (ev->index >= 0 && ev->index != PH_UNDEFINED)
+            one = ev->index, done = &one, done_n = 1;
+        break;
+    case PH_K_WAITSOME: case PH_K_TESTSOME:
+        if (ev->ncompleted != UINT32_MAX)
+            done = ev->completed, done_n = ev->ncompleted;
+        break;
+    default:
+        break;
+    }
+    for (uint32_t i = 0; i < (all ? ev->nreqs : done_n); i++) {
+        struct reqcomm *q = rq_find(r, ev->reqs[all ? i : (uint32_t)done[i]]);
+        if (q && (!q->persistent || k == PH_K_REQUEST_FREE))
+            rq_remove(r, q);
+    }
+    if (ev->newreq)
+        return rq_add(r, ev->newreq, comm, k == PH_K_PSEND || k == PH_K_PRECV);
     return 0;
 }
 
@@ -689,7 +800,7 @@ static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
         case PH_F_STATUS_IF_FLAG:
             if (*fp == PH_F_STATUS || ev->flag > 0) {
                 ph_status *s = statuses(r, 1);
-                read_status(r, ev, s);
+                read_status(r, req_comm(r, ev, 0), s);
                 ev->nstatus = 1;
                 ev->status = s;
             }
@@ -699,7 +810,7 @@ static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
             if (*fp == PH_F_STATUSES || ev->flag > 0) {
                 ph_status *s = statuses(r, ev->nreqs);
                 for (uint32_t i = 0; i < ev->nreqs && !c->bad; i++)
-                    read_status(r, ev, &s[i]);
+                    read_status(r, req_comm(r, ev, i), &s[i]);
                 ev->nstatus = ev->nreqs;
                 ev->status = s;
             }
@@ -713,7 +824,7 @@ static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
                     if (any_index < 0 || (uint32_t)any_index >= ev->nreqs)
                         return rr_fail(r, err, "completed index");
                     ph_status *s = statuses(r, 1);
-                    read_status(r, ev, s);
+                    read_status(r, req_comm(r, ev, (uint32_t)any_index), s);
                     ev->nstatus = 1;
                     ev->status = s;
                 }
@@ -736,7 +847,7 @@ static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
                 idx[i] = (int32_t)uv(c);
                 if ((uint32_t)idx[i] >= ev->nreqs)
                     return rr_fail(r, err, "completed index");
-                read_status(r, ev, &s[i]);
+                read_status(r, req_comm(r, ev, (uint32_t)idx[i]), &s[i]);
             }
             ev->ncompleted = (uint32_t)n;
             ev->completed = idx;
@@ -759,6 +870,8 @@ static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
     int inter = ev->comm < r->t->ncomms && r->t->comms[ev->comm].remote_size;
     ev->peer_world = world_of(r->t, ev->comm, ev->peer, inter);
     ev->rpeer_world = world_of(r->t, ev->comm, ev->rpeer, inter);
+    if (track_requests(r, info, ev) < 0)
+        return rr_fail(r, err, "memory");
     r->prev_exit = ev->t_exit;
     r->next_index++;
     return 1;
@@ -894,6 +1007,7 @@ void ph_rank_close(ph_rank_reader *r)
     free(r->g_done.p);
     free(r->g_status.p);
     free(r->note);
+    free(r->rq);
     free_counters(&r->counts);
     free(r);
 }

@@ -162,7 +162,7 @@ static inline __attribute__((always_inline)) int ph_enter(ph_call *c, int op, in
     c->dtype = c->rdtype = MPI_DATATYPE_NULL;
     c->comm = MPI_COMM_NULL;
     void *pcs[REC_MAX_DEPTH + 1];
-    int n = unw_backtrace(pcs, rec.depth + 1);
+    int n = unw_backtrace(pcs, (rec.depth ? rec.depth : 4) + 1); /* depth is set in MPI_Init */
     c->site_depth = n > 1 ? n - 1 : 0;
     memcpy(c->site_pc, pcs + 1, (size_t)c->site_depth * sizeof(void *));
     c->t_entry = rec_now();

@@ -68,6 +68,25 @@ int main(int argc, char **argv)
         O_Bcast(b, 32, MPI_INT, 0, half);
         pat_check(b, sizeof b, o_world(half, 0), 2, 0, "half bcast");
         ring(half, 3, 2);
+        /* A nonblocking receive and a matched probe on the half: the Wait's
+         * and the Mrecv's statuses hold ranks of `half`, which differ from
+         * world ranks here. */
+        int hn, nb_s[24], nb_r[24], from;
+        MPI_Status st;
+        MPI_Request rq;
+        MPI_Message msg;
+        MPI_Comm_size(half, &hn);
+        from = (hr + hn - 1) % hn;
+        pat_fill(nb_s, sizeof nb_s, me, 4, 0);
+        O_Irecv(nb_r, 24, MPI_INT, from, 41, half, &rq);
+        O_Send(nb_s, 24, MPI_INT, (hr + 1) % hn, 41, half);
+        O_Wait(&rq, &st);
+        pat_check(nb_r, sizeof nb_r, o_world(half, from), 4, 0, "half irecv");
+        pat_fill(nb_s, sizeof nb_s, me, 5, 0);
+        O_Send(nb_s, 24, MPI_INT, (hr + 1) % hn, 42, half);
+        O_Mprobe(MPI_ANY_SOURCE, 42, half, &msg, &st);
+        O_Mrecv(nb_r, 24, MPI_INT, &msg, &st);
+        pat_check(nb_r, sizeof nb_r, o_world(half, st.MPI_SOURCE), 5, 0, "half mrecv");
     }
 
     /* Processes sharing memory (here: everyone). */
@@ -155,7 +174,10 @@ int main(int argc, char **argv)
                 O_Send(sb, 20, MPI_INT, lr, 5, inter);
                 O_Recv(rb, 20, MPI_INT, lr, 6, inter, &st);
             } else {
-                O_Recv(rb, 20, MPI_INT, lr, 5, inter, &st);
+                /* a Wait whose status is a rank of the remote group */
+                MPI_Request rq;
+                O_Irecv(rb, 20, MPI_INT, lr, 5, inter, &rq);
+                O_Wait(&rq, &st);
                 O_Send(sb, 20, MPI_INT, lr, 6, inter);
             }
             pat_check(rb, sizeof rb, o_world(inter, lr), 30, 0, "intercomm p2p");
