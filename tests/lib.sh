@@ -9,9 +9,7 @@ PHANTOM="$top_builddir/cli/phantom"
 PRELOAD="$top_builddir/libpmpi-rec/.libs/libpmpi-rec.so"
 export PHANTOM_PRELOAD="$PRELOAD"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# Keep Open MPI quiet and local: shared memory and self only, no hwloc binding
-# surprises on a 2-core machine running 4 ranks.
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# More ranks than cores, and no binding surprises on a 2-core machine.
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_hwloc_base_binding_policy=none
 
