@@ -314,7 +314,9 @@ typedef struct local_map {
 
 static int local_set(local_map *m, uint64_t idx, uint32_t val)
 {
-    if (idx > (1u << 24))
+    /* Writers number local indices densely from 0; a larger index is a
+     * corrupt file, not a reason to allocate. */
+    if (idx > (1u << 20))
         return -1;
     if (idx >= m->n) {
         size_t n = (size_t)idx * 2 + 16;
@@ -534,10 +536,9 @@ static int read_module_def(ph_rank_reader *r, ph_err *err)
     if (!m)
         return rr_fail(r, err, "memory");
     r->modules = m;
-    m[r->nmodules] = strndup((const char *)s, len);
-    if (local_set(&r->modules_idx, idx, (uint32_t)r->nmodules) < 0)
+    m[r->nmodules++] = strndup((const char *)s, len); /* owned by r from here */
+    if (local_set(&r->modules_idx, idx, (uint32_t)(r->nmodules - 1)) < 0)
         return rr_fail(r, err, "module index");
-    r->nmodules++;
     return 0;
 }
 
@@ -1025,11 +1026,15 @@ static int load_tables_from_meta(ph_trace *t, ph_err *err)
         const char *g = json_string_value(json_object_get(v, "gid"));
         size_t n = json_array_size(m), rn = json_array_size(rm);
         int32_t *a = malloc((n + 1) * sizeof *a), *b = malloc((rn + 1) * sizeof *b);
-        for (size_t k = 0; a && k < n; k++)
-            a[k] = (int32_t)json_integer_value(json_array_get(m, k));
-        for (size_t k = 0; b && k < rn; k++)
-            b[k] = (int32_t)json_integer_value(json_array_get(rm, k));
-        int bad = !a || !b || !g || (uint64_t)json_integer_value(json_object_get(v, "id")) != t->ncomms;
+        int bad = !a || !b || !g || n == 0 || n > t->nranks || rn > t->nranks ||
+                  (uint64_t)json_integer_value(json_object_get(v, "id")) != t->ncomms;
+        for (size_t k = 0; !bad && k < n + rn; k++) { /* world ranks, like the stream's */
+            json_t *x = json_array_get(k < n ? m : rm, k < n ? k : k - n);
+            bad = !json_is_integer(x) || json_integer_value(x) < 0 ||
+                  json_integer_value(x) >= (json_int_t)t->nranks;
+            if (!bad)
+                (k < n ? a : b)[k < n ? k : k - n] = (int32_t)json_integer_value(x);
+        }
         if (!bad)
             bad = add_comm(t, strtoull(g, NULL, 16), (uint32_t)n, a, (uint32_t)rn, b) < 0;
         free(a);
@@ -1107,8 +1112,10 @@ static int prescan(ph_trace *t, ph_err *err)
         if (rc < 0)
             return -1;
     }
-    qsort(t->comms, t->ncomms, sizeof *t->comms, cmp_comm);
-    qsort(t->sites, t->nsites, sizeof *t->sites, cmp_site);
+    if (t->ncomms > 1)
+        qsort(t->comms, t->ncomms, sizeof *t->comms, cmp_comm);
+    if (t->nsites > 1)
+        qsort(t->sites, t->nsites, sizeof *t->sites, cmp_site);
     rebuild_index(&t->comm_ids, NULL, t->ncomms, t->comms, sizeof *t->comms);
     rebuild_index(&t->site_ids, NULL, t->nsites, t->sites, sizeof *t->sites);
     return 0;

@@ -78,7 +78,8 @@ static int write_all(ph_stream *s, const void *buf, size_t n)
     return 0;
 }
 
-/* Compress one block into one frame and write it. */
+/* Compress one block into one frame and write it.  A frame that cannot be
+ * written whole is cut off again, so everything before it stays readable. */
 static void emit(ph_stream *s, block *b)
 {
     if (b->used == 0 || atomic_load(&s->failed))
@@ -100,7 +101,9 @@ static void emit(ph_stream *s, block *b)
         atomic_store(&s->failed, 1);
         return;
     }
-    write_all(s, s->zbuf, n);
+    uint64_t before = atomic_load(&s->file_bytes);
+    if (write_all(s, s->zbuf, n) < 0 && ftruncate(s->fd, (off_t)before) == 0)
+        atomic_store(&s->file_bytes, before);
 }
 
 static void *writer_main(void *arg)

@@ -1,0 +1,36 @@
+#!/bin/sh
+# make-corpus.sh BUILD_DIR - (re)make the seed corpus in tests/fuzz/corpus from real
+# traces: the test programs at 4 ranks under `phantom record --log`, 16 KiB blocks.
+#   corpus/evt/NAME       rank-000000.evt, cut after its first 3 frames
+#   corpus/evt-raw/NAME   the content of its first block (decompressed)
+#   corpus/log/NAME       rank-000000.log, cut after its first 2 frames
+#   corpus/log-raw/NAME   the content of its first log block
+#   corpus/meta/NAME      its meta.json, finished (communicator and call-site tables)
+set -eu
+build=$(cd "${1:?usage: make-corpus.sh BUILD_DIR}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1
+export PHANTOM_BLOCK_KB=16 PHANTOM_PRELOAD="$build/libpmpi-rec/.libs/libpmpi-rec.so"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$here/corpus/evt" "$here/corpus/evt-raw" "$here/corpus/log" "$here/corpus/log-raw" "$here/corpus/meta"
+frames() { python3 "$top/tests/zstd_frames.py" "$1"; }
+for p in p2p nonblocking comms collectives stencil fault-loop; do
+  mpicc -g -O1 -std=c11 -o "$tmp/$p" "$top/tests/progs/$p.c" -I"$top/tests/progs" -lm
+  args=""
+  [ $p = fault-loop ] && args="-n 300 -b 16"
+  # shellcheck disable=SC2086
+  "$build/cli/phantom" record --log -o "$tmp/$p.trace" -- mpirun -np 4 "$tmp/$p" $args > /dev/null
+  cp "$tmp/$p.trace/meta.json" "$here/corpus/meta/$p"
+  for ext in evt log; do
+    f=$tmp/$p.trace/rank-000000.$ext
+    [ $ext = evt ] && keep=3 || keep=2
+    end=$(frames "$f" | head -$keep | tail -1 | cut -d' ' -f2)
+    head -c "$end" "$f" > "$here/corpus/$ext/$p"
+    first=$(frames "$f" | head -1 | cut -d' ' -f2)
+    head -c "$first" "$f" | tail -c +33 | zstd -dcq > "$here/corpus/$ext-raw/$p"
+  done
+done
+ls -l "$here"/corpus/*
