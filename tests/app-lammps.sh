@@ -1,0 +1,67 @@
+#!/bin/sh
+# app-lammps.sh - LAMMPS (Debian `lammps`, example `melt`) under `phantom record --log`
+# at 2 ranks:
+#   - the recorded run exits 0 like the bare one and prints the same thermo
+#     table (LAMMPS is deterministic for a fixed seed and rank count);
+#   - the recorder warns about nothing;
+#   - the point-to-point messages and bytes in the trace, per (rank, peer),
+#     equal Open MPI's own count (pml monitoring) of the same execution.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need mpirun
+need python3
+LMP=$(command -v lmp || command -v lmp_openmpi || command -v lammps || true)
+[ -n "$LMP" ] || skip "LAMMPS is not installed (apt-get install lammps lammps-examples)"
+melt=""
+for f in /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt \
+         /usr/share/doc/lammps/examples/melt/in.melt; do
+  [ -f "$f" ] && { melt=$f; break; }
+  [ -f "$f.gz" ] && { melt=$f.gz; break; }
+done
+[ -n "$melt" ] || skip "the LAMMPS melt example is not installed (apt-get install lammps-examples)"
+ompi_info --param pml monitoring --level 9 2>/dev/null | grep -q pml_monitoring_enable ||
+  skip "Open MPI's pml monitoring component is missing"
+
+# 4000 atoms, 250 steps, thermo every 50: about 2 s at 2 ranks.
+case "$melt" in
+  *.gz) gzip -dc "$melt" > "$WORK/in.melt" ;;
+  *) cp "$melt" "$WORK/in.melt" ;;
+esac
+sed -i -e 's/^run[[:space:]].*/run 250/' -e 's/^thermo[[:space:]].*/thermo 50/' "$WORK/in.melt"
+grep -q '^run 250' "$WORK/in.melt" || fail "cannot set the run length in $melt"
+
+thermo() { # the thermo table: from the "Step ..." header to "Loop time"
+  awk '/^ *Step /{on=1} /^Loop time/{on=0} on' "$1"
+}
+mkdir "$WORK/bare" "$WORK/rec"
+(cd "$WORK/bare" && mpirun_n 2 "$LMP" -in ../in.melt -log none > out 2> err) ||
+  fail "bare LAMMPS run failed: $(tail -5 "$WORK/bare/err")"
+thermo "$WORK/bare/out" > "$WORK/bare/thermo"
+[ "$(wc -l < "$WORK/bare/thermo")" -eq 7 ] ||
+  fail "bare run: expected a thermo table of 1 header + 6 rows, got: $(cat "$WORK/bare/thermo")"
+
+rc=0
+(cd "$WORK/rec" && timeout 300 "$PHANTOM" record --log -o "$WORK/trace" -- \
+   mpirun --oversubscribe -np 2 --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 \
+     --mca pml_monitoring_filename "$WORK/mon" "$LMP" -in ../in.melt -log none > out 2> err) || rc=$?
+[ $rc -eq 0 ] || fail "recorded LAMMPS run exited $rc: $(tail -5 "$WORK/rec/err")"
+thermo "$WORK/rec/out" > "$WORK/rec/thermo"
+diff "$WORK/bare/thermo" "$WORK/rec/thermo" > "$WORK/thermo.diff" ||
+  fail "the thermo table changed under phantom record: $(cat "$WORK/thermo.diff")"
+! grep -E 'recording stopped|warning|incomplete' "$WORK/rec/err" || fail "phantom complained (above)"
+grep -q '^phantom: trace in .*: 2 ranks, [1-9][0-9]* events' "$WORK/rec/err" ||
+  fail "phantom record did not finish the trace: $(grep phantom "$WORK/rec/err")"
+
+for r in 0 1; do
+  for ext in evt log; do
+    f=$WORK/trace/rank-00000$r.$ext
+    [ -s "$f" ] || fail "$f is missing or empty"
+  done
+done
+"$PHANTOM" stats "$WORK/trace" > "$WORK/stats" 2> "$WORK/stats.err" ||
+  fail "phantom stats failed: $(cat "$WORK/stats.err")"
+"$PHANTOM" dump "$WORK/trace" --json > "$WORK/dump.jsonl" 2> "$WORK/dump.err" ||
+  fail "phantom dump --json failed: $(cat "$WORK/dump.err")"
+python3 "$top_srcdir/tests/count_p2p.py" "$WORK/dump.jsonl" "$WORK/mon" 2 > "$WORK/count" ||
+  fail "point-to-point counts differ from Open MPI's: $(cat "$WORK/count")"
+cat "$WORK/count"
+echo "ok: LAMMPS melt, 2 ranks: thermo table unchanged, $(grep -c . "$WORK/dump.jsonl") dump lines"

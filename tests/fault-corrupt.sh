@@ -1,0 +1,79 @@
+#!/bin/sh
+# fault-corrupt.sh - damaged traces: `phantom stats` and `phantom dump` must print
+# exactly one line on stderr naming the file and the offset of the damaged
+# frame, exit 1, and never crash (the ASan build runs this too).
+#   - a rank file cut short by 7 bytes (truncate -s -7): its last frame;
+#   - one byte flipped in the middle of a rank file: the frame holding it;
+#   - a header cut to 20 bytes, and a bad magic;
+#   - with --log, a byte flipped in the middle of a .log (`phantom dump --log`).
+# The expected frame offsets come from tests/zstd_frames.py, which parses the
+# zstd frame headers on its own.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need mpirun
+need python3
+prog=$(build_prog fault-loop.c)
+FRAMES="python3 $top_srcdir/tests/zstd_frames.py"
+
+# 2 x 40,000 events in 16 KiB blocks: about 20 frames per rank file.
+PHANTOM_BLOCK_KB=16 timeout 300 "$PHANTOM" record --log -o "$WORK/good" -- \
+  mpirun --oversubscribe -np 2 "$prog" -n 20000 -b 64 > "$WORK/rec.out" 2> "$WORK/rec.err" ||
+  fail "recording failed: $(cat "$WORK/rec.err")"
+for verb in stats dump; do
+  "$PHANTOM" $verb "$WORK/good" > /dev/null 2> "$WORK/good.err" ||
+    fail "phantom $verb fails on the intact trace: $(cat "$WORK/good.err")"
+done
+"$PHANTOM" dump --log "$WORK/good" > /dev/null 2> "$WORK/good.err" ||
+  fail "phantom dump --log fails on the intact trace: $(cat "$WORK/good.err")"
+nframes=$($FRAMES "$WORK/good/rank-000000.evt" | wc -l)
+[ "$nframes" -ge 5 ] || fail "expected several frames per rank file, got $nframes"
+
+# expect CASE FILE OFFSET VERB...: run each verb on the damaged copy CASE.
+expect() {
+  case_=$1 file=$2 off=$3
+  shift 3
+  for verb in "$@"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$PHANTOM" $verb "$WORK/$case_" > "$WORK/$case_.out" 2> "$WORK/$case_.err" || rc=$?
+    [ $rc -eq 1 ] || fail "$case_: phantom $verb exited $rc, expected 1: $(tail -5 "$WORK/$case_.err")"
+    [ "$(wc -l < "$WORK/$case_.err")" -eq 1 ] ||
+      fail "$case_: phantom $verb: expected one line on stderr, got: $(cat "$WORK/$case_.err")"
+    grep -q "$file: offset $off\\b" "$WORK/$case_.err" ||
+      fail "$case_: phantom $verb: expected '$file: offset $off', got: $(cat "$WORK/$case_.err")"
+    echo "$case_: phantom $verb: $(cat "$WORK/$case_.err")"
+  done
+}
+damage() { rm -rf "${WORK:?}/$1"; cp -r "$WORK/good" "$WORK/$1"; }
+flip() { # file offset: invert one byte
+  python3 -c 'import sys
+f = open(sys.argv[1], "r+b"); o = int(sys.argv[2]); f.seek(o); b = f.read(1); f.seek(o)
+f.write(bytes([b[0] ^ 0xFF]))' "$1" "$2"
+}
+
+damage truncated
+last=$($FRAMES "$WORK/good/rank-000001.evt" | tail -1 | cut -d' ' -f1)
+truncate -s -7 "$WORK/truncated/rank-000001.evt"
+[ "$($FRAMES "$WORK/truncated/rank-000001.evt" --first-bad)" = "$last" ] || fail "truncate did not cut the last frame"
+expect truncated rank-000001.evt "$last" stats dump "dump --json"
+
+damage flipped
+f=$WORK/flipped/rank-000000.evt
+mid=$(( $(stat -c %s "$f") / 2 ))
+frame=$($FRAMES "$f" --containing $mid)
+flip "$f" $mid
+expect flipped rank-000000.evt "$frame" stats dump "dump --json"
+
+damage short-header
+truncate -s 20 "$WORK/short-header/rank-000001.evt"
+expect short-header rank-000001.evt 20 stats dump
+
+damage bad-magic
+flip "$WORK/bad-magic/rank-000000.evt" 3
+expect bad-magic rank-000000.evt 0 stats dump
+
+damage log-flipped
+f=$WORK/log-flipped/rank-000001.log
+mid=$(( $(stat -c %s "$f") / 2 ))
+frame=$($FRAMES "$f" --containing $mid)
+flip "$f" $mid
+expect log-flipped rank-000001.log "$frame" "dump --log"

@@ -1,0 +1,63 @@
+#!/bin/sh
+# fault-kill.sh - a rank dies of SIGKILL mid-run (PHANTOM_FLUSH_SECS=1).
+# mpirun must end as it does without phantom (same exit code as a bare run of
+# the same program), and the flushed part of the trace must stay readable:
+# `phantom stats` works, the killed rank has events, and phantom says that its
+# stream is incomplete.
+. "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+need mpirun
+need python3
+prog=$(build_prog fault-loop.c)
+# 3 s of ping-pong at ~100 us per iteration, then rank 1 raises SIGKILL.
+set -- -k 1 -t 3 -s 100 -b 64
+
+brc=0
+mpirun_n 2 "$prog" "$@" > "$WORK/bare.out" 2> "$WORK/bare.err" || brc=$?
+[ $brc -ne 0 ] || fail "bare run: the killed job exited 0"
+
+rc=0
+PHANTOM_FLUSH_SECS=1 timeout 300 "$PHANTOM" record -o "$WORK/trace" -- \
+  mpirun --oversubscribe -np 2 "$prog" "$@" > "$WORK/rec.out" 2> "$WORK/rec.err" || rc=$?
+[ $rc -eq $brc ] || fail "recorded run exited $rc, the bare run $brc: $(cat "$WORK/rec.err")"
+grep -q 'rank 1 .*signal 9' "$WORK/rec.err" || fail "mpirun did not report rank 1 killed: $(cat "$WORK/rec.err")"
+echo "both runs exited $rc ($(grep -m1 'signal 9' "$WORK/rec.err"))"
+[ -s "$WORK/trace/rank-000001.evt" ] || fail "the killed rank left no events"
+
+rc=0
+"$PHANTOM" stats "$WORK/trace" --json > "$WORK/stats.json" 2> "$WORK/stats.err" || rc=$?
+[ $rc -eq 0 ] || fail "phantom stats on the killed job's trace exited $rc: $(cat "$WORK/stats.err")"
+grep -q 'warning: rank 1: .*no end record' "$WORK/stats.err" ||
+  fail "phantom stats does not warn that rank 1's stream is incomplete: $(cat "$WORK/stats.err")"
+python3 - "$WORK/stats.json" <<'PY' || fail "phantom stats --json on the killed job (above)"
+import json, sys
+s = json.load(open(sys.argv[1]))
+r1 = [r for r in s['ranks'] if r['rank'] == 1][0]
+print(f"phantom stats: rank 1: {r1['events']} events, complete: {r1['complete']}")
+if r1['complete'] or r1['events'] <= 0:
+    sys.exit('rank 1 must have events and be marked incomplete')
+PY
+
+rc=0
+"$PHANTOM" dump "$WORK/trace" --json > "$WORK/dump.jsonl" 2> "$WORK/dump.err" || rc=$?
+[ $rc -eq 0 ] || fail "phantom dump --json exited $rc: $(cat "$WORK/dump.err")"
+python3 - "$WORK/dump.jsonl" <<'EOF' || fail "the killed rank's flushed events are wrong (above)"
+import json, sys
+ev = {0: [], 1: []}
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if 'op' in e:
+        ev[e['rank']].append(e)
+for r, es in ev.items():
+    print(f'rank {r}: {len(es)} events flushed, last {es[-1]["op"] if es else None}')
+# Rank 1 ran 3 s and flushed at least once a second, so its first second or
+# more is there: thousands of events (a Send and a Recv per 100-200 us).
+n = len(ev[1])
+if n < 1000:
+    sys.exit(f'rank 1: only {n} events flushed in 3 s of running')
+ops = [e['op'] for e in ev[1]]
+if ops[0] != 'MPI_Init' or 'MPI_Finalize' in ops:
+    sys.exit(f'rank 1: the stream should start at MPI_Init and have no MPI_Finalize')
+idx = [e.get('seq', e.get('index')) for e in ev[1]]
+if idx != list(range(n)):
+    sys.exit('rank 1: event indices are not 0..n-1')
+EOF
