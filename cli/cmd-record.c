@@ -44,7 +44,7 @@ static const char usage[] =
     "  --log                also log the content of every received message, for\n"
     "                       replaying ranks on their own\n"
     "  --log-ranks SPEC     log only what enters these world ranks, e.g. 0-3,8 (implies --log)\n"
-    "  --depth N            call-site stack depth, 1 to 8 (default 4)\n"
+    "  --depth N            call-site stack depth, 1 to 8 (default 2)\n"
     "  --force              overwrite an existing trace in DIR\n"
     "  -h, --help           show this help\n"
     "\n"

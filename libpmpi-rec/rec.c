@@ -279,20 +279,6 @@ static uint32_t type_local(MPI_Datatype t)
     return t == MPI_DATATYPE_NULL ? 0 : rec_type_get(t)->local;
 }
 
-static uint8_t *scratch_buf(size_t n)
-{
-    static _Thread_local __attribute__((tls_model("initial-exec"))) uint8_t *buf;
-    static _Thread_local __attribute__((tls_model("initial-exec"))) size_t cap;
-    if (n > cap) {
-        uint8_t *b = realloc(buf, n);
-        if (!b)
-            return NULL;
-        buf = b;
-        cap = n;
-    }
-    return buf;
-}
-
 /* Encode the event; definitions it needs are emitted first. */
 static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
 {
@@ -330,11 +316,11 @@ static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
     int n = k ? comm_size_of(k) : 0;
     size_t bound = 64 + 16 * PH_MAX_FIELDS + (size_t)(v->n + 1) * 32 +
                    (size_t)(c->scounts ? n : 0) * 10 + (size_t)(c->rcounts ? n : 0) * 10;
-    uint8_t *rec_buf = scratch_buf(bound);
-    if (!rec_buf) {
-        rec_fail("out of memory encoding an event");
+    /* Encode straight into the block: ids and times advance only after the
+     * commit, so a block this reservation starts has the right header. */
+    uint8_t *rec_buf = rec_reserve(bound);
+    if (!rec_buf)
         return;
-    }
     uint8_t *p = rec_buf;
     int flag = c->flag;
     /* Request ids advance only once the record is in the stream: a block
@@ -425,12 +411,7 @@ static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
             break;
         }
     }
-    size_t len = (size_t)(p - rec_buf);
-    uint8_t *dst = rec_reserve(len);
-    if (!dst)
-        return;
-    memcpy(dst, rec_buf, len);
-    rec_commit(len);
+    rec_commit((size_t)(p - rec_buf));
     rec.prev_exit = t_exit;
     rec.next_req = next_req;
     rec.next_index++;

@@ -617,7 +617,7 @@ void rec_init(ph_call *c)
     rec.mt = provided == MPI_THREAD_MULTIPLE;
     const char *dir = getenv("PHANTOM_TRACE_DIR");
     snprintf(rec.dir, sizeof rec.dir, "%s", dir && *dir ? dir : "phantom.trace");
-    rec.depth = (int)env_long("PHANTOM_CALLSITE_DEPTH", 4, 1, REC_MAX_DEPTH);
+    rec.depth = (int)env_long("PHANTOM_CALLSITE_DEPTH", 2, 1, REC_MAX_DEPTH);
     rec.flush_secs = (double)env_long("PHANTOM_FLUSH_SECS", 1, 0, 86400);
     rec.t0 = c->t_entry;
     rec.prev_exit = c->t_entry;
