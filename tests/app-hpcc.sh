@@ -74,26 +74,11 @@ grep -q '^Success=1$' "$WORK/bare/results" || fail "bare hpcc run did not succee
 grep -q 'PASSED$' "$WORK/bare/results" || fail "bare hpcc run: no HPL residual check"
 [ "$(wc -l < "$WORK/bare/results")" -ge 30 ] || fail "bare hpcc run: too few result lines: $(cat "$WORK/bare/results")"
 
-rc=0
-(cd "$WORK/rec" && timeout 600 "$PHANTOM" record --log -o "$WORK/trace" -- \
-   mpirun --oversubscribe -np 2 --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 \
-     --mca pml_monitoring_filename "$WORK/mon" hpcc > out 2> err) || rc=$?
-[ $rc -eq 0 ] || fail "recorded hpcc run exited $rc: $(tail -5 "$WORK/rec/err")"
+record_monitored 600 hpcc
 results "$WORK/rec/hpccoutf.txt" > "$WORK/rec/results"
 diff "$WORK/bare/results" "$WORK/rec/results" > "$WORK/results.diff" ||
   fail "hpcc results changed under phantom record: $(cat "$WORK/results.diff")"
-! grep -E 'recording stopped|warning|incomplete' "$WORK/rec/err" || fail "phantom complained (above)"
-grep -q '^phantom: trace in .*: 2 ranks, [1-9][0-9]* events' "$WORK/rec/err" ||
-  fail "phantom record did not finish the trace: $(grep phantom "$WORK/rec/err")"
-
-for r in 0 1; do
-  for ext in evt log; do
-    f=$WORK/trace/rank-00000$r.$ext
-    [ -s "$f" ] || fail "$f is missing or empty"
-  done
-done
-"$PHANTOM" stats "$WORK/trace" > "$WORK/stats" 2> "$WORK/stats.err" ||
-  fail "phantom stats failed: $(cat "$WORK/stats.err")"
+check_recorded_trace
 # The dump has about 5 million events; only the sends matter to the count.
 { "$PHANTOM" dump "$WORK/trace" --json 2> "$WORK/dump.err"; echo $? > "$WORK/dump.rc"; } |
   grep -E '"op": *"MPI_[A-Za-z]*([Ss]end|Start)' > "$WORK/sends.jsonl" || true

@@ -39,26 +39,11 @@ thermo "$WORK/bare/out" > "$WORK/bare/thermo"
 [ "$(wc -l < "$WORK/bare/thermo")" -eq 7 ] ||
   fail "bare run: expected a thermo table of 1 header + 6 rows, got: $(cat "$WORK/bare/thermo")"
 
-rc=0
-(cd "$WORK/rec" && timeout 300 "$PHANTOM" record --log -o "$WORK/trace" -- \
-   mpirun --oversubscribe -np 2 --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 \
-     --mca pml_monitoring_filename "$WORK/mon" "$LMP" -in ../in.melt -log none > out 2> err) || rc=$?
-[ $rc -eq 0 ] || fail "recorded LAMMPS run exited $rc: $(tail -5 "$WORK/rec/err")"
+record_monitored 300 "$LMP" -in ../in.melt -log none
 thermo "$WORK/rec/out" > "$WORK/rec/thermo"
 diff "$WORK/bare/thermo" "$WORK/rec/thermo" > "$WORK/thermo.diff" ||
   fail "the thermo table changed under phantom record: $(cat "$WORK/thermo.diff")"
-! grep -E 'recording stopped|warning|incomplete' "$WORK/rec/err" || fail "phantom complained (above)"
-grep -q '^phantom: trace in .*: 2 ranks, [1-9][0-9]* events' "$WORK/rec/err" ||
-  fail "phantom record did not finish the trace: $(grep phantom "$WORK/rec/err")"
-
-for r in 0 1; do
-  for ext in evt log; do
-    f=$WORK/trace/rank-00000$r.$ext
-    [ -s "$f" ] || fail "$f is missing or empty"
-  done
-done
-"$PHANTOM" stats "$WORK/trace" > "$WORK/stats" 2> "$WORK/stats.err" ||
-  fail "phantom stats failed: $(cat "$WORK/stats.err")"
+check_recorded_trace
 "$PHANTOM" dump "$WORK/trace" --json > "$WORK/dump.jsonl" 2> "$WORK/dump.err" ||
   fail "phantom dump --json failed: $(cat "$WORK/dump.err")"
 python3 "$top_srcdir/tests/count_p2p.py" "$WORK/dump.jsonl" "$WORK/mon" 2 > "$WORK/count" ||

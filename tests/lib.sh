@@ -40,3 +40,30 @@ build_prog() {
   esac
   echo "$out"
 }
+
+# Real applications: record CMD at 2 ranks with its message log, inside
+# $WORK/rec, with Open MPI's pml monitoring counting the same execution's
+# messages into $WORK/mon (the independent count tests/count_p2p.py reads).
+record_monitored() { # timeout cmd args...
+  t=$1; shift
+  rc=0
+  (cd "$WORK/rec" && timeout "$t" "$PHANTOM" record --log -o "$WORK/trace" -- \
+     mpirun --oversubscribe -np 2 --mca pml_monitoring_enable 2 --mca pml_monitoring_enable_output 3 \
+       --mca pml_monitoring_filename "$WORK/mon" "$@" > out 2> err) || rc=$?
+  [ $rc -eq 0 ] || fail "recorded run of $1 exited $rc: $(tail -5 "$WORK/rec/err")"
+}
+
+# The trace of record_monitored is complete, warning-free, has both ranks'
+# events and logs, and phantom stats reads it.
+check_recorded_trace() {
+  ! grep -E 'recording stopped|warning|incomplete' "$WORK/rec/err" || fail "phantom complained (above)"
+  grep -q '^phantom: trace in .*: 2 ranks, [1-9][0-9]* events' "$WORK/rec/err" ||
+    fail "phantom record did not finish the trace: $(grep phantom "$WORK/rec/err")"
+  for r in 0 1; do
+    for ext in evt log; do
+      [ -s "$WORK/trace/rank-00000$r.$ext" ] || fail "$WORK/trace/rank-00000$r.$ext is missing or empty"
+    done
+  done
+  "$PHANTOM" stats "$WORK/trace" > "$WORK/stats" 2> "$WORK/stats.err" ||
+    fail "phantom stats failed: $(cat "$WORK/stats.err")"
+}
