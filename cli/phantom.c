@@ -10,7 +10,8 @@
 #include "config.h"
 #include "phantom.h"
 
-static const ph_verb *const verbs[] = {&cmd_record, &cmd_finish, &cmd_stats, &cmd_dump, &cmd_cluster};
+static const ph_verb *const verbs[] = {&cmd_record, &cmd_finish, &cmd_stats, &cmd_dump,
+                                       &cmd_cluster, &cmd_predict};
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 
 static const ph_verb *find_verb(const char *name)

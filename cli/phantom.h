@@ -23,7 +23,7 @@ typedef struct ph_verb {
     int (*run)(int argc, char **argv); /* argv[0] is the verb name */
 } ph_verb;
 
-extern const ph_verb cmd_record, cmd_finish, cmd_stats, cmd_dump, cmd_cluster;
+extern const ph_verb cmd_record, cmd_finish, cmd_stats, cmd_dump, cmd_cluster, cmd_predict;
 
 /* ---- messages (phantom.c) ------------------------------------------------ */
 

@@ -1,0 +1,44 @@
+#!/bin/sh
+# simmpi-accuracy.sh - predicted against measured, on this machine.
+#
+#   sh bench/simmpi-accuracy.sh BUILDDIR [WORKDIR]
+#
+# For each transport (shared memory; TCP loopback): calibrate a platform file
+# with bench/simmpi-calibrate, record LAMMPS (melt, 1000 steps) and HPCC
+# (N=1000) at 2 ranks with `phantom record`, predict each trace on the
+# calibrated platform, and print the prediction, the measured span (MPI_Init
+# return to MPI_Finalize entry, from the trace) and the error.  The goal of
+# issue 4 is |error| <= 10%.  Not a test: it times real runs.
+set -eu
+B=${1:?usage: simmpi-accuracy.sh BUILDDIR [WORKDIR]}
+W=${2:-$(mktemp -d /tmp/simmpi-accuracy.XXXXXX)}
+S=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$W"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_hwloc_base_binding_policy=none
+PHANTOM="$B/cli/phantom"
+PREDICT="$PHANTOM predict"
+melt=$(ls /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt 2>/dev/null | head -1)
+sed -e 's/^run[[:space:]].*/run 1000/' -e 's/^thermo[[:space:]].*/thermo 100/' "$melt" > "$W/in.melt"
+sed -n '/^HPLinpack benchmark input file/,/^EOF/p' "$S/tests/app-hpcc.sh" | grep -v '^EOF' > "$W/hpccinf.txt"
+
+for tr in shm tcp; do
+  mca=""; [ $tr = tcp ] && mca="--mca btl tcp,self"
+  mpirun $mca -np 2 "$B/bench/simmpi-calibrate" "calibrated-$tr" > "$W/$tr.conf"
+  echo "cores_per_node = 2" >> "$W/$tr.conf"
+  for app in lammps hpcc; do
+    rm -rf "$W/$app-$tr.trace"
+    if [ $app = lammps ]; then
+      (cd "$W" && "$PHANTOM" record -o "$app-$tr.trace" -- mpirun $mca -np 2 lmp -in in.melt -log none -screen none) > /dev/null 2>&1
+    else
+      (cd "$W" && "$PHANTOM" record -o "$app-$tr.trace" -- mpirun $mca -np 2 hpcc) > /dev/null 2>&1
+    fi
+    $PREDICT "$W/$app-$tr.trace" --platform "$W/$tr.conf" --json > "$W/$app-$tr.json"
+    python3 - "$W/$app-$tr.json" "$app" "$tr" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+p, m = d["predicted_ps"] / 1e12, d["measured_ns"] / 1e9
+print(f"{sys.argv[2]:7} {sys.argv[3]:4} predicted {p:8.4f} s  measured {m:8.4f} s  error {100 * (p - m) / m:+6.1f}%")
+PY
+  done
+done
+echo "(work files in $W)"

@@ -1,0 +1,230 @@
+/* simmpi-bench.c - how fast SIM-MPI simulates, and how much memory a rank takes.
+ *
+ *   simmpi-bench stencil RANKS [ITERS] [BYTES]   3-D halo exchange + Allreduce(8 B)
+ *   simmpi-bench alltoall RANKS [ITERS] [BYTES]  Alltoall of BYTES per peer
+ *   simmpi-bench TRACE-DIR                        a recorded trace
+ *
+ * The synthetic workloads come from an in-memory source (no files, so a
+ * 1,048,576-rank stencil needs no trace on disk): each rank's events are
+ * generated on demand from (rank, iteration, step).  Prints one line:
+ *
+ *   simmpi-bench: stencil ranks=4096 events=... seconds=... events_per_s=...
+ *     heap_events=... messages=... rss_mib=... bytes_per_rank=... predicted_s=...
+ *
+ * "events" are the trace events (MPI calls) simulated; memory is the growth
+ * of the resident set during the run (getrusage high-water mark).  The
+ * platform is ib-qdr-like, 16 ranks per node.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "simmpi.h"
+
+#define DUR 1000 /* host duration of each call (ns); ignored by the simulation */
+
+typedef struct gen {
+    int kind; /* 0 stencil, 1 alltoall */
+    uint32_t n, dims[3];
+    uint32_t iters;
+    uint64_t bytes, comp;
+    uint32_t *pos;       /* per rank: events produced so far */
+    ph_comm_info world;
+    /* scratch for the arrays of the event being handed out (one at a time) */
+    uint64_t reqs[12];
+    ph_status st[12];
+} gen;
+
+static uint32_t per_iter(const gen *g) { return g->kind ? 1 : 14; }
+
+static int32_t neighbour(const gen *g, uint32_t rank, int k)
+{
+    uint32_t c[3] = {rank % g->dims[0], rank / g->dims[0] % g->dims[1], rank / (g->dims[0] * g->dims[1])};
+    int d = k / 2;
+    c[d] = (c[d] + g->dims[d] + (k % 2 ? 1u : g->dims[d] - 1u)) % g->dims[d];
+    return (int32_t)(c[0] + g->dims[0] * (c[1] + g->dims[1] * c[2]));
+}
+
+/* Stencil iteration: 6 Irecv, 6 Isend, Waitall(12), Allreduce(8 B). */
+static void stencil_event(gen *g, uint32_t rank, uint32_t it, uint32_t step, ph_event *ev)
+{
+    uint64_t base = (uint64_t)it * 12;
+    if (step < 12) {
+        int k = (int)(step % 6);
+        int32_t p = neighbour(g, rank, k);
+        ev->op = step < 6 ? PH_OP_IRECV : PH_OP_ISEND;
+        ev->peer = ev->peer_world = p;
+        ev->tag = step < 6 ? (k ^ 1) : k;
+        ev->count = (int64_t)g->bytes;
+        ev->bytes = g->bytes;
+        ev->newreq = base + step + 1;
+    } else if (step == 12) {
+        ev->op = PH_OP_WAITALL;
+        ev->nreqs = ev->nstatus = 12;
+        for (int k = 0; k < 12; k++) {
+            g->reqs[k] = base + (uint64_t)k + 1;
+            int32_t p = neighbour(g, rank, k % 6);
+            g->st[k] = k < 6 ? (ph_status){p, p, k ^ 1, g->bytes} : (ph_status){.source = PH_NO_RANK};
+        }
+        ev->reqs = g->reqs;
+        ev->status = g->st;
+    } else {
+        ev->op = PH_OP_ALLREDUCE;
+        ev->count = 1;
+        ev->bytes = 8;
+    }
+}
+
+static int gen_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
+{
+    (void)err;
+    gen *g = ctx;
+    uint32_t pos = g->pos[rank], k = per_iter(g);
+    uint64_t total = (uint64_t)g->iters * k + 2;
+    if (pos >= total)
+        return 0;
+    memset(ev, 0, sizeof *ev);
+    ev->seq = pos;
+    ev->flag = ev->index = -1;
+    ev->newcomm = PH_COMM_NULL;
+    ev->root = PH_NO_RANK;
+    if (pos == 0 || pos + 1 == total) {
+        ev->op = pos ? PH_OP_FINALIZE : PH_OP_INIT;
+    } else {
+        uint32_t it = (pos - 1) / k, step = (pos - 1) % k;
+        if (g->kind == 0) {
+            stencil_event(g, rank, it, step, ev);
+        } else {
+            ev->op = PH_OP_ALLTOALL;
+            ev->count = ev->rcount = (int64_t)g->bytes;
+            ev->bytes = ev->rbytes = g->bytes;
+        }
+    }
+    /* computation before the first call of every iteration */
+    uint64_t t = (uint64_t)pos * DUR + (pos ? (uint64_t)((pos - 1) / k + 1) * g->comp : 0);
+    ev->t_entry = t;
+    ev->t_exit = t + DUR;
+    g->pos[rank] = pos + 1;
+    return 1;
+}
+
+static const ph_comm_info *gen_comm(void *ctx, uint32_t id)
+{
+    gen *g = ctx;
+    return id == 0 ? &g->world : NULL;
+}
+
+static void cube(uint32_t n, uint32_t d[3])
+{
+    d[0] = d[1] = d[2] = 1;
+    for (int i = 0; n > 1; i = (i + 1) % 3) { /* split powers of two round robin */
+        if (n % 2)
+            break;
+        d[i] *= 2;
+        n /= 2;
+    }
+    d[0] *= n;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static long rss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static void platform(simmpi_options *o)
+{
+    simmpi_options_default(o);
+    simmpi_platform *p = &o->platform;
+    snprintf(p->name, sizeof p->name, "bench-ib");
+    p->inter = (simmpi_loggp){.o_s = 350000, .o_r = 450000, .L = 950000, .o_prime = 500000,
+                              .G_fs = 312500, .eager_limit = 12288};
+    p->intra = (simmpi_loggp){.o_s = 40000, .o_r = 60000, .L = 30000, .o_prime = 400000,
+                              .G_fs = 90000, .eager_limit = 4040};
+    p->cores_per_node = 16;
+}
+
+static int run(const char *what, const simmpi_source *src, long rss0)
+{
+    simmpi_options o;
+    platform(&o);
+    simmpi_result *res;
+    ph_err err;
+    double t0 = now();
+    if (simmpi_run(&o, src, &res, &err) < 0) {
+        fprintf(stderr, "simmpi-bench: %s\n", err.msg);
+        return 1;
+    }
+    double secs = now() - t0;
+    long rss = rss_kib() - rss0;
+    printf("simmpi-bench: %s ranks=%u events=%llu seconds=%.3f events_per_s=%.0f heap_events=%llu "
+           "messages=%llu rss_mib=%.1f bytes_per_rank=%.0f predicted_s=%.6f stuck=%u\n",
+           what, res->nranks, (unsigned long long)res->events, secs, (double)res->events / secs,
+           (unsigned long long)res->heap_events, (unsigned long long)res->messages, rss / 1024.0,
+           rss * 1024.0 / res->nranks, (double)res->total / 1e12, res->nstuck);
+    simmpi_result_free(res);
+    return 0;
+}
+
+static int synthetic(int argc, char **argv)
+{
+    gen g = {.kind = strcmp(argv[1], "alltoall") == 0};
+    g.n = (uint32_t)strtoul(argv[2], NULL, 10);
+    g.iters = argc > 3 ? (uint32_t)strtoul(argv[3], NULL, 10) : 10;
+    g.bytes = argc > 4 ? strtoull(argv[4], NULL, 10) : (g.kind ? 64 : 4096);
+    g.comp = 100000; /* 100 us per iteration */
+    if (g.n < 2 || (!g.kind && strcmp(argv[1], "stencil") != 0)) {
+        fprintf(stderr, "usage: simmpi-bench stencil|alltoall RANKS [ITERS] [BYTES]\n");
+        return 2;
+    }
+    cube(g.n, g.dims);
+    long rss0 = rss_kib();
+    g.pos = calloc(g.n, sizeof *g.pos);
+    g.world.size = g.n;
+    g.world.members = malloc(g.n * sizeof(int32_t));
+    if (!g.pos || !g.world.members)
+        return 1;
+    for (uint32_t i = 0; i < g.n; i++)
+        g.world.members[i] = (int32_t)i;
+    simmpi_source src = {.nranks = g.n, .nsites = 0, .next = gen_next, .comm = gen_comm, .ctx = &g};
+    char what[64];
+    snprintf(what, sizeof what, "%s(%ux%ux%u,%u,%lluB)", argv[1], g.dims[0], g.dims[1], g.dims[2],
+             g.iters, (unsigned long long)g.bytes);
+    int rc = run(g.kind ? argv[1] : what, &src, rss0);
+    free(g.pos);
+    free(g.world.members);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3)
+        return synthetic(argc, argv);
+    if (argc != 2) {
+        fprintf(stderr, "usage: simmpi-bench stencil|alltoall RANKS [ITERS] [BYTES] | TRACE-DIR\n");
+        return 2;
+    }
+    ph_err err;
+    long rss0 = rss_kib();
+    ph_trace *t = ph_trace_open(argv[1], &err);
+    simmpi_source src;
+    if (!t || simmpi_source_trace(t, 2, &src, &err) < 0) {
+        fprintf(stderr, "simmpi-bench: %s\n", err.msg);
+        return 1;
+    }
+    int rc = run(argv[1], &src, rss0);
+    simmpi_source_trace_close(&src);
+    ph_trace_close(t);
+    return rc;
+}

@@ -1,0 +1,226 @@
+/* simmpi-calibrate.c - measure LogGP parameters with ping-pong micro-benchmarks.
+ *
+ *   mpirun -np 2 simmpi-calibrate [NAME] [REPS]
+ *
+ * Rank 0 prints a platform file (doc/platform-format.md) on stdout with
+ * o_s, o_r, L, G, o' and the eager limit between the two ranks, measured as
+ * in Kielmann et al., "Fast measurement of LogP parameters" (one-way times
+ * from round trips; overheads from bursts) and the SIM-MPI model of Zhai et
+ * al., Section 6:
+ *
+ *   T(K)      half a ping-pong round trip of K bytes (the fastest of REPS runs:
+ *             on a shared machine interference only ever adds time)
+ *   o_s       per-call time of a burst of small MPI_Sends into pre-posted receives
+ *   o_r       per-call time of MPI_Recv of small messages that have already
+ *             arrived, at most T(1) - o_s (taking an unexpected message can cost
+ *             more than one the receive waits for, which is what T(1) shows)
+ *   L         T(1) - o_s - o_r                    (eager: T = o_s + G(K-1) + L + o_r)
+ *   G         slope of T between 1 MiB and 4 MiB (the bandwidth of large messages)
+ *   eager     the size at which T jumps: the power-of-two interval whose
+ *             growth most exceeds the linear trend, then bisection in it
+ *   o'        from the jump: T(E+1) - T(E) = 2(o' + L + o') + G, so
+ *             o' = (jump/2 - L) / 2
+ *   o_poll    per-call time of MPI_Iprobe when nothing is there (the cost of
+ *             a Test or Iprobe that fails: a poll of the progress engine)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int me;
+static char *buf;
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double fastest(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmpd);
+    return v[0];
+}
+
+/* One-way time of K bytes (ns): half the median round trip over reps runs of iters. */
+static double oneway(long k, int iters, int reps)
+{
+    double t[64];
+    for (int r = 0; r < reps && r < 64; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; i++) {
+            if (me == 0) {
+                MPI_Send(buf, (int)k, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+                MPI_Recv(buf, (int)k, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(buf, (int)k, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, (int)k, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+            }
+        }
+        t[r] = (MPI_Wtime() - t0) * 1e9 / (2.0 * iters);
+    }
+    double m = fastest(t, reps);
+    MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return m;
+}
+
+#define BURST 16
+
+/* o_s: rank 1 pre-posts BURST receives; rank 0 times BURST small sends. */
+static double send_overhead(int reps)
+{
+    double t[64];
+    MPI_Request rq[BURST];
+    for (int r = 0; r < reps && r < 64; r++) {
+        if (me == 1)
+            for (int i = 0; i < BURST; i++)
+                MPI_Irecv(buf + i * 8, 8, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &rq[i]);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        if (me == 0)
+            for (int i = 0; i < BURST; i++)
+                MPI_Send(buf + i * 8, 8, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
+        t[r] = (MPI_Wtime() - t0) * 1e9 / BURST;
+        if (me == 1)
+            MPI_Waitall(BURST, rq, MPI_STATUSES_IGNORE);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    double m = fastest(t, reps);
+    MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return m;
+}
+
+/* o_poll: rank 0 polls for a message that never comes. */
+static double poll_overhead(int reps)
+{
+    double t[64];
+    for (int r = 0; r < reps && r < 64; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        int flag;
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < 10000 && me == 0; i++)
+            MPI_Iprobe(1, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        t[r] = (MPI_Wtime() - t0) * 1e9 / 10000;
+    }
+    double m = fastest(t, reps);
+    MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return m;
+}
+
+static void spin(double secs)
+{
+    double t0 = MPI_Wtime();
+    while (MPI_Wtime() - t0 < secs)
+        ;
+}
+
+/* o_r: rank 0 sends a burst, rank 1 lets it arrive, then times the receives. */
+static double recv_overhead(int reps)
+{
+    double t[64];
+    for (int r = 0; r < reps && r < 64; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0)
+            for (int i = 0; i < BURST; i++)
+                MPI_Send(buf + i * 8, 8, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
+        spin(0.002);
+        double t0 = MPI_Wtime();
+        if (me == 1)
+            for (int i = 0; i < BURST; i++)
+                MPI_Recv(buf + i * 8, 8, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        t[r] = (MPI_Wtime() - t0) * 1e9 / BURST;
+    }
+    double m = fastest(t, reps);
+    MPI_Bcast(&m, 1, MPI_DOUBLE, 1, MPI_COMM_WORLD);
+    return m;
+}
+
+/* The eager limit: where T jumps.  With T linear, T(2k) - T(k) = 2 (T(k) -
+ * T(k/2)); a jump J in (k, 2k] adds J to the left side.  Find the k with the
+ * largest excess, then bisect (k, 2k] against the line through T(k/2), T(k). */
+static long eager_limit(int reps, double *jump_out)
+{
+    double t[32];
+    int n = 0;
+    for (long k = 64; k <= (1L << 20) && n < 32; k *= 2)
+        t[n++] = oneway(k, k < 65536 ? 2000 : 200, reps);
+    int best = -1;
+    double excess = 0, rel = 0;
+    for (int i = 1; i + 1 < n; i++) { /* k = 64 << i; relative, as noise grows with T */
+        double e = (t[i + 1] - t[i]) - 2 * (t[i] - t[i - 1]);
+        if (e / t[i + 1] > rel) {
+            rel = e / t[i + 1];
+            excess = e;
+            best = i;
+        }
+    }
+    *jump_out = excess;
+    if (best < 0 || rel < 0.15 || excess < 200)
+        return 1L << 20; /* no jump up to 1 MiB */
+    long lo = 64L << best, hi = lo * 2;
+    double slope = (t[best] - t[best - 1]) / (double)(lo / 2), base = t[best];
+    while (hi - lo > 1) {
+        long mid = lo + (hi - lo) / 2;
+        if (oneway(mid, mid < 65536 ? 2000 : 100, reps) - (base + slope * (double)(mid - lo)) > excess / 2)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return lo;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int np;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    const char *name = argc > 1 ? argv[1] : "calibrated";
+    int reps = argc > 2 ? atoi(argv[2]) : 15;
+    if (np != 2 || reps < 1) {
+        if (me == 0)
+            fprintf(stderr, "usage: mpirun -np 2 simmpi-calibrate [NAME] [REPS]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    buf = calloc(1, 5L << 20);
+    oneway(8, 2000, 3); /* warm up */
+    double os = send_overhead(reps), orr = recv_overhead(reps), opoll = poll_overhead(reps);
+    double t1 = oneway(1, 5000, reps), t256 = oneway(256, 5000, reps);
+    if (os > t1)
+        os = t1;
+    if (orr > t1 - os)
+        orr = t1 - os;
+    double l = t1 - os - orr;
+    double tb1 = oneway(1L << 20, 20, reps), tb4 = oneway(4L << 20, 10, reps);
+    double g = (tb4 - tb1) / (double)(3L << 20);
+    double excess;
+    long e = eager_limit(reps, &excess);
+    double jump = oneway(e + 1, 2000, reps) - oneway(e, 2000, reps);
+    if (jump < excess / 2) /* noise at the exact edge: trust the scan */
+        jump = excess;
+    double oprime = (jump / 2 - l) / 2;
+    if (oprime < 0)
+        oprime = 0;
+    if (me == 0) {
+        int len;
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        MPI_Get_library_version(lib, &len);
+        lib[strcspn(lib, "\n,")] = 0;
+        printf("# Measured by bench/simmpi-calibrate (ping-pong, fastest of %d runs) with %s.\n", reps, lib);
+        printf("# T(1) = %.1f ns, T(256) = %.1f ns, T(1 MiB) = %.0f ns, T(4 MiB) = %.0f ns,\n", t1,
+               t256, tb1, tb4);
+        printf("# rendezvous jump at the eager limit: %.1f ns.\n", jump);
+        printf("name = %s\nnetwork_model = loggp\n", name);
+        printf("o_s = %.1fns\no_r = %.1fns\nL = %.1fns\no_prime = %.1fns\n", os, orr, l, oprime);
+        printf("G = %.5f          # ns per byte: %.2f GB/s\n", g, g > 0 ? 1.0 / g : 0.0);
+        printf("eager_limit = %ld\n", e);
+        printf("o_poll = %.1fns\n", opoll);
+    }
+    free(buf);
+    MPI_Finalize();
+    return 0;
+}

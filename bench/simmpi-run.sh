@@ -1,0 +1,36 @@
+#!/bin/sh
+# simmpi-run.sh - SIM-MPI's speed and memory at growing scales (not a test).
+#
+#   sh bench/simmpi-run.sh BUILDDIR [MAXRANKS] [TRACE...]
+#
+# Synthetic workloads from an in-memory source (bench/simmpi-bench.c): a 3-D
+# stencil halo exchange + Allreduce, and all-to-all, at 16 .. MAXRANKS ranks
+# (default 1048576), then any recorded traces given.  Prints simulated MPI
+# events per second (one core: the simulation is one deterministic loop) and
+# resident memory per simulated rank.  Goals of issue 4: >= 10 million
+# events/s per core; a 1,048,576-rank stencil in under 16 GiB.
+set -eu
+B=${1:?usage: simmpi-run.sh BUILDDIR [MAXRANKS] [TRACE...]}
+MAX=${2:-1048576}
+[ $# -ge 2 ] && shift 2 || shift $#
+BENCH="$B/bench/simmpi-bench"
+printf '%-34s %9s %11s %8s %12s %10s %9s\n' workload ranks events seconds events/s messages B/rank
+row() {
+  "$BENCH" "$@" | sed -e 's/^simmpi-bench: //' | awk '{
+    for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    printf "%-34s %9s %11s %8s %12.0f %10s %9.0f\n", $1, v["ranks"], v["events"], v["seconds"],
+           v["events_per_s"], v["messages"], v["bytes_per_rank"] }'
+}
+n=16
+while [ $n -le "$MAX" ]; do
+  it=$(( 4194304 / (n * 14) )); [ $it -lt 1 ] && it=1; [ $it -gt 1000 ] && it=1000
+  row stencil $n $it 4096
+  n=$(( n * 4 ))
+done
+n=16
+while [ $n -le 4096 ] && [ $n -le "$MAX" ]; do
+  it=$(( 65536 / n )); [ $it -lt 1 ] && it=1
+  row alltoall $n $it 64
+  n=$(( n * 4 ))
+done
+for t in "$@"; do row "$t"; done

@@ -1,0 +1,539 @@
+/* cmd-predict.c - `phantom predict TRACE --platform FILE`: the predicted run
+ * time of the traced application on a target platform (SIM-MPI, Zhai et
+ * al., Section 6), with where the time goes: computation, MPI overhead,
+ * transfer and synchronisation wait, per rank, per MPI function and per
+ * call site.
+ *
+ * The simulator is simmpi/ (API in simmpi/simmpi.h); this verb reads the
+ * options, builds the rank-to-node map and prints the result.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "phantom.h"
+#include "simmpi.h"
+
+extern const ph_verb cmd_predict;
+
+static const char usage[] =
+    "usage: phantom predict TRACE --platform FILE [options]\n"
+    "\n"
+    "Predict how long the application traced in TRACE runs on the platform\n"
+    "described by FILE.  Every rank replays its communication sequence on a\n"
+    "virtual clock; its computation units come from a computation vector\n"
+    "(by default the gaps between MPI calls measured on the host); messages\n"
+    "cost what the platform's LogGP parameters say, eager below its eager\n"
+    "limit and rendezvous above; collectives run as the point-to-point\n"
+    "messages of the algorithm Open MPI 4.1 would choose.\n"
+    "\n"
+    "Prints the predicted run time, each rank's finish time and where the\n"
+    "time went: computation, MPI overhead, transfer (waiting for data in\n"
+    "flight) and syn (waiting for a partner that had not yet arrived), per\n"
+    "MPI function and per call site.\n"
+    "\n"
+    "options:\n"
+    "  --platform FILE     the target platform (doc/platform-format.md); required\n"
+    "  --comp NAME         computation vector: host (the trace's own gaps; default)\n"
+    "  --groups FILE       rank groups for representative replay (not yet supported)\n"
+    "  --ppn N             ranks per node (default: the platform's cores_per_node)\n"
+    "  --map POLICY        rank placement: block (default), cyclic, or a FILE\n"
+    "                      with one node number per rank\n"
+    "  --what-if comp=X    multiply every computation unit by X (e.g. 0.5)\n"
+    "  --what-if net=Y     multiply every network cost (o_s, o_r, L, o', G) by Y\n"
+    "  --threads N         worker threads (default: all cores; the prediction\n"
+    "                      is the same for any number)\n"
+    "  --top N             call sites to show (default 10)\n"
+    "  --json              one JSON document instead of tables\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "Exit status: 0, or 1 when the trace cannot be simulated (a deadlock\n"
+    "prints one line per stuck rank), 2 for a usage error.\n";
+
+typedef struct popts {
+    const char *trace, *platform, *comp, *map;
+    uint32_t ppn, threads, top;
+    double comp_scale, net_scale;
+    int json;
+} popts;
+
+/* ---- options ------------------------------------------------------------------------ */
+
+static int parse_factor(const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (end == v || *end || errno || !isfinite(x) || x < 0)
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_what_if(const char *arg, popts *o)
+{
+    if (strncmp(arg, "comp=", 5) == 0 && parse_factor(arg + 5, &o->comp_scale) == 0)
+        return 0;
+    if (strncmp(arg, "net=", 4) == 0 && parse_factor(arg + 4, &o->net_scale) == 0)
+        return 0;
+    return cli_usage_error("predict", "--what-if: '%s' is not comp=X or net=Y (X, Y >= 0)", arg);
+}
+
+static int parse_args(int argc, char **argv, popts *o)
+{
+    static const struct option longopts[] = {
+        {"platform", required_argument, NULL, 'p'}, {"comp", required_argument, NULL, 'c'},
+        {"groups", required_argument, NULL, 'g'},   {"ppn", required_argument, NULL, 'n'},
+        {"map", required_argument, NULL, 'm'},      {"what-if", required_argument, NULL, 'w'},
+        {"threads", required_argument, NULL, 't'},  {"top", required_argument, NULL, 'T'},
+        {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    for (int c; (c = cli_getopt("predict", argc, argv, ":h", longopts)) != -1;) {
+        switch (c) {
+        case 'h': return cli_help(&cmd_predict) == CLI_OK ? -2 : CLI_ERR;
+        case 'p': o->platform = optarg; break;
+        case 'c': o->comp = optarg; break;
+        case 'g':
+            return cli_error("predict", "--groups %s: representative replay vectors are not "
+                             "supported yet (only --comp host)", optarg);
+        case 'm': o->map = optarg; break;
+        case 'w':
+            if (parse_what_if(optarg, o) != CLI_OK)
+                return CLI_USAGE;
+            break;
+        case 'j': o->json = 1; break;
+        case 'n':
+        case 't':
+        case 'T': {
+            uint32_t *dst = c == 'n' ? &o->ppn : c == 't' ? &o->threads : &o->top;
+            if (cli_parse_u32(optarg, c == 'T' ? 0 : 1, 1u << 24, dst) != 0)
+                return cli_usage_error("predict", "--%s: '%s' is not a positive number",
+                                       c == 'n' ? "ppn" : c == 't' ? "threads" : "top", optarg);
+            break;
+        }
+        default: return CLI_USAGE;
+        }
+    }
+    if (optind >= argc)
+        return cli_usage_error("predict", "no trace directory given");
+    if (optind + 1 < argc)
+        return cli_usage_error("predict", "unexpected argument '%s'", argv[optind + 1]);
+    o->trace = argv[optind];
+    if (!o->platform)
+        return cli_usage_error("predict", "no platform given (--platform FILE)");
+    if (o->comp && strcmp(o->comp, "host") != 0)
+        return cli_error("predict", "--comp %s: no such computation vector (only 'host' so far)",
+                         o->comp);
+    return CLI_OK;
+}
+
+/* ---- rank placement ------------------------------------------------------------------- */
+
+/* A map file: one node number per rank, in rank order; '#' comments. */
+static int read_map_file(const char *path, uint32_t n, uint32_t *node_of)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return cli_error("predict", "--map %s: cannot open: %s", path, strerror(errno));
+    char line[256];
+    uint32_t k = 0, lineno = 0;
+    int rc = CLI_OK;
+    while (rc == CLI_OK && fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "#\r\n")] = 0;
+        char *s = line + strspn(line, " \t");
+        if (!*s)
+            continue;
+        s[strcspn(s, " \t")] = 0;
+        uint32_t node;
+        if (cli_parse_u32(s, 0, UINT32_MAX - 1, &node) != 0)
+            rc = cli_error("predict", "%s:%u: '%s' is not a node number", path, lineno, s);
+        else if (k >= n)
+            rc = cli_error("predict", "%s:%u: more lines than the trace's %u ranks", path, lineno, n);
+        else
+            node_of[k++] = node;
+    }
+    fclose(f);
+    if (rc == CLI_OK && k != n)
+        rc = cli_error("predict", "%s: %u node numbers for a trace of %u ranks", path, k, n);
+    return rc;
+}
+
+static int build_map(const popts *o, uint32_t n, uint32_t ppn, uint32_t **out)
+{
+    *out = NULL;
+    if (!o->map || strcmp(o->map, "block") == 0)
+        return CLI_OK; /* the simulator's default */
+    uint32_t *node_of = malloc((n ? n : 1) * sizeof *node_of);
+    if (!node_of)
+        return cli_error("predict", "out of memory");
+    int rc = CLI_OK;
+    if (strcmp(o->map, "cyclic") == 0)
+        for (uint32_t i = 0; i < n; i++)
+            node_of[i] = simmpi_node_cyclic(i, n, ppn);
+    else
+        rc = read_map_file(o->map, n, node_of);
+    if (rc != CLI_OK)
+        free(node_of);
+    else
+        *out = node_of;
+    return rc;
+}
+
+/* ---- progress on a terminal ---------------------------------------------------------------- */
+
+typedef struct progress {
+    struct timespec start;
+    int shown;
+} progress;
+
+static double elapsed(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void on_progress(void *ctx, const simmpi_progress *p)
+{
+    progress *pr = ctx;
+    if (elapsed(&pr->start) < 1.0)
+        return;
+    int width = 30, fill = p->nranks ? (int)((uint64_t)width * p->ranks_done / p->nranks) : 0;
+    char t[32];
+    fprintf(stderr, "\rsimulating [%.*s%*s] %u/%u ranks done, %.1fM events, at %s   ", fill,
+            "##############################", width - fill, "", p->ranks_done, p->nranks,
+            (double)p->events / 1e6, simmpi_fmt_time(p->now, t, sizeof t));
+    pr->shown = 1;
+}
+
+static void progress_end(progress *pr)
+{
+    if (pr->shown)
+        fprintf(stderr, "\r%100s\r", "");
+}
+
+/* ---- output -------------------------------------------------------------------------------------- */
+
+typedef struct report {
+    const popts *o;
+    ph_trace *t;
+    const simmpi_platform *pf;
+    const simmpi_result *res;
+    uint32_t ppn;
+} report;
+
+static double secs(simtime t) { return (double)t / 1e12; }
+static simtime comm_of(const simmpi_breakdown *b) { return b->ovh + b->xfer + b->syn; }
+
+static double cost_of(const report *r)
+{
+    return r->pf->price_per_node_hour * r->res->nnodes * secs(r->res->total) / 3600.0;
+}
+
+static void print_header(const report *r)
+{
+    char a[32], b[32];
+    const simmpi_result *res = r->res;
+    printf("trace %s: %u ranks on %u node%s of %s (%u ranks per node, %s model)\n",
+           ph_trace_dir(r->t), res->nranks, res->nnodes, res->nnodes == 1 ? "" : "s", r->pf->name,
+           r->ppn, r->pf->network_model);
+    if (r->o->comp_scale != 1.0 || r->o->net_scale != 1.0)
+        printf("what-if: computation x %g, network x %g\n", r->o->comp_scale, r->o->net_scale);
+    printf("predicted run time: %s", simmpi_fmt_time(res->total, a, sizeof a));
+    if (res->measured_ns)
+        printf("   (measured on the host: %s)", simmpi_fmt_time(res->measured_ns * 1000, b, sizeof b));
+    printf("\n");
+    if (r->pf->price_per_node_hour > 0)
+        printf("cost: %.4f (%u node%s at %g per node-hour)\n", cost_of(r), res->nnodes,
+               res->nnodes == 1 ? "" : "s", r->pf->price_per_node_hour);
+}
+
+static void row(const char *label, uint64_t calls, simtime total, const simmpi_breakdown *b, int comp)
+{
+    char t0[32], t1[32], t2[32], t3[32], t4[32];
+    printf("%-24s %9llu %13s %13s %13s %13s %13s\n", label, (unsigned long long)calls,
+           simmpi_fmt_time(total, t0, sizeof t0), comp ? simmpi_fmt_time(b->comp, t1, sizeof t1) : "",
+           simmpi_fmt_time(b->ovh, t2, sizeof t2), simmpi_fmt_time(b->xfer, t3, sizeof t3),
+           simmpi_fmt_time(b->syn, t4, sizeof t4));
+}
+
+static void print_ranks(const report *r)
+{
+    const simmpi_result *res = r->res;
+    printf("\n%-24s %9s %13s %13s %13s %13s %13s\n", "rank", "calls", "finish", "comp", "overhead",
+           "transfer", "syn");
+    simmpi_breakdown sum = {0};
+    for (uint32_t i = 0; i < res->nranks; i++) {
+        const simmpi_rank_result *rr = &res->ranks[i];
+        char label[32];
+        snprintf(label, sizeof label, "%u%s", i, rr->complete ? "" : " (incomplete)");
+        if (res->nranks <= 64)
+            row(label, rr->b.calls, rr->finish, &rr->b, 1);
+        sum.calls += rr->b.calls;
+        sum.comp += rr->b.comp;
+        sum.ovh += rr->b.ovh;
+        sum.xfer += rr->b.xfer;
+        sum.syn += rr->b.syn;
+    }
+    row("all ranks (sum)", sum.calls, sum.comp + sum.ovh + sum.xfer + sum.syn, &sum, 1);
+}
+
+static void print_ops(const report *r)
+{
+    printf("\n%-24s %9s %13s %13s %13s %13s %13s\n", "MPI function", "calls", "comm", "", "overhead",
+           "transfer", "syn");
+    for (unsigned op = 0; op < PH_OP_LIMIT; op++) {
+        const simmpi_breakdown *b = &r->res->ops[op];
+        if (b->calls && ph_op(op))
+            row(ph_op(op)->name, b->calls, comm_of(b), b, 0);
+    }
+}
+
+static const simmpi_breakdown *sort_sites;
+static int by_comm_desc(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    simtime ca = comm_of(&sort_sites[a]), cb = comm_of(&sort_sites[b]);
+    if (ca != cb)
+        return ca > cb ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* Sites with calls, most communication time first; *n of them. */
+static uint32_t *sites_sorted(const simmpi_result *res, uint32_t *n)
+{
+    uint32_t *ids = malloc((res->nsites + 1) * sizeof *ids), k = 0;
+    for (uint32_t i = 0; ids && i < res->nsites; i++)
+        if (res->sites[i].calls)
+            ids[k++] = i;
+    sort_sites = res->sites;
+    if (ids)
+        qsort(ids, k, sizeof *ids, by_comm_desc);
+    *n = k;
+    return ids;
+}
+
+static void print_sites(const report *r)
+{
+    uint32_t n, top = r->o->top;
+    uint32_t *ids = sites_sorted(r->res, &n);
+    if (!ids || !n || !top) {
+        free(ids);
+        return;
+    }
+    printf("\n%-24s %9s %13s %13s %13s %13s %13s\n", "call site (top by comm)", "calls", "comm", "",
+           "overhead", "transfer", "syn");
+    for (uint32_t i = 0; i < n && i < top; i++) {
+        char where[512];
+        cli_site_label(r->t, ids[i], where, sizeof where);
+        const simmpi_breakdown *b = &r->res->sites[ids[i]];
+        row(where, b->calls, comm_of(b), b, 0);
+    }
+    free(ids);
+}
+
+static void print_colls(const report *r)
+{
+    int first = 1;
+    for (int c = 0; c < SIMMPI_NCOLL; c++)
+        for (int a = 0; a < 16; a++) {
+            uint64_t n = r->res->coll_calls[c][a];
+            if (!n)
+                continue;
+            printf("%s%s %s x%llu", first ? "\ncollective algorithms: " : ", ",
+                   simmpi_coll_name((simmpi_coll)c), simmpi_alg_name((simmpi_coll)c, a),
+                   (unsigned long long)n);
+            first = 0;
+        }
+    if (!first)
+        printf("\n");
+}
+
+static void print_tables(const report *r)
+{
+    print_header(r);
+    print_ranks(r);
+    print_ops(r);
+    print_sites(r);
+    print_colls(r);
+    if (r->res->unmatched_sends)
+        printf("\nwarning: %llu messages were sent but never received\n",
+               (unsigned long long)r->res->unmatched_sends);
+}
+
+static json_t *bd_json(const simmpi_breakdown *b, int comp)
+{
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I}", "calls", (json_int_t)b->calls, "overhead_ps",
+                          (json_int_t)b->ovh, "transfer_ps", (json_int_t)b->xfer, "syn_ps",
+                          (json_int_t)b->syn);
+    if (comp)
+        json_object_set_new(o, "comp_ps", json_integer((json_int_t)b->comp));
+    return o;
+}
+
+static json_t *ranks_json(const simmpi_result *res)
+{
+    json_t *a = json_array();
+    for (uint32_t i = 0; i < res->nranks; i++) {
+        const simmpi_rank_result *rr = &res->ranks[i];
+        json_t *o = json_pack("{s:I, s:I, s:f}", "rank", (json_int_t)i, "finish_ps",
+                              (json_int_t)rr->finish, "finish_s", secs(rr->finish));
+        json_object_update_new(o, bd_json(&rr->b, 1));
+        json_object_set_new(o, "events", json_integer((json_int_t)rr->events));
+        json_object_set_new(o, "measured_ns", json_integer((json_int_t)rr->measured_ns));
+        json_object_set_new(o, "complete", json_boolean(rr->complete));
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static json_t *ops_sites_json(const report *r, json_t **sites)
+{
+    json_t *ops = json_object();
+    for (unsigned op = 0; op < PH_OP_LIMIT; op++)
+        if (r->res->ops[op].calls && ph_op(op))
+            json_object_set_new(ops, ph_op(op)->name, bd_json(&r->res->ops[op], 0));
+    uint32_t n;
+    uint32_t *ids = sites_sorted(r->res, &n);
+    *sites = json_array();
+    for (uint32_t i = 0; ids && i < n; i++) {
+        char where[512];
+        cli_site_label(r->t, ids[i], where, sizeof where);
+        json_t *o = json_pack("{s:I, s:s}", "id", (json_int_t)ids[i], "where", where);
+        json_object_update_new(o, bd_json(&r->res->sites[ids[i]], 0));
+        json_array_append_new(*sites, o);
+    }
+    free(ids);
+    return ops;
+}
+
+static json_t *colls_json(const simmpi_result *res)
+{
+    json_t *o = json_object();
+    for (int c = 0; c < SIMMPI_NCOLL; c++) {
+        json_t *algs = NULL;
+        for (int a = 0; a < 16; a++)
+            if (res->coll_calls[c][a]) {
+                if (!algs)
+                    algs = json_object();
+                json_object_set_new(algs, simmpi_alg_name((simmpi_coll)c, a),
+                                    json_integer((json_int_t)res->coll_calls[c][a]));
+            }
+        if (algs)
+            json_object_set_new(o, simmpi_coll_name((simmpi_coll)c), algs);
+    }
+    return o;
+}
+
+static int print_json(const report *r)
+{
+    const simmpi_result *res = r->res;
+    json_t *sites, *ops = ops_sites_json(r, &sites);
+    json_t *doc = json_pack(
+        "{s:s, s:s, s:I, s:I, s:I, s:{s:f, s:f}, s:I, s:f, s:I, s:f}", "trace", ph_trace_dir(r->t),
+        "platform", r->pf->name, "nranks", (json_int_t)res->nranks, "nnodes",
+        (json_int_t)res->nnodes, "ppn", (json_int_t)r->ppn, "what_if", "comp", r->o->comp_scale,
+        "net", r->o->net_scale, "predicted_ps", (json_int_t)res->total, "predicted_s",
+        secs(res->total), "measured_ns", (json_int_t)res->measured_ns, "cost", cost_of(r));
+    json_object_set_new(doc, "ranks", ranks_json(res));
+    json_object_set_new(doc, "ops", ops);
+    json_object_set_new(doc, "sites", sites);
+    json_object_set_new(doc, "collectives", colls_json(res));
+    json_object_set_new(doc, "simulator",
+                        json_pack("{s:I, s:I, s:I, s:I}", "events", (json_int_t)res->events,
+                                  "messages", (json_int_t)res->messages, "heap_events",
+                                  (json_int_t)res->heap_events, "unmatched_messages",
+                                  (json_int_t)res->unmatched_sends));
+    int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    putchar('\n');
+    json_decref(doc);
+    return rc == 0 ? CLI_OK : CLI_ERR;
+}
+
+/* A deadlock: one line per stuck rank, then failure. */
+static int report_stuck(const report *r)
+{
+    for (uint32_t i = 0; i < r->res->nstuck; i++) {
+        const simmpi_stuck *s = &r->res->stuck[i];
+        char where[512], t[32];
+        cli_site_label(r->t, s->site, where, sizeof where);
+        fprintf(stderr, "phantom predict: %s: deadlock: rank %u blocked in %s at %s since %s, %s\n",
+                ph_trace_dir(r->t), s->rank, ph_op(s->op) ? ph_op(s->op)->name : "?", where,
+                simmpi_fmt_time(s->since, t, sizeof t), s->what);
+    }
+    return CLI_ERR;
+}
+
+/* ---- the verb --------------------------------------------------------------------------------------- */
+
+static uint32_t default_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (uint32_t)n : 1;
+}
+
+static int simulate(const popts *o, ph_trace *t, simmpi_options *so)
+{
+    simmpi_source src;
+    ph_err err;
+    if (simmpi_source_trace(t, o->threads ? o->threads : default_threads(), &src, &err) < 0)
+        return cli_error("predict", "%s", err.msg);
+    progress pr = {0};
+    clock_gettime(CLOCK_MONOTONIC, &pr.start);
+    if (isatty(2)) {
+        so->progress = on_progress;
+        so->progress_ctx = &pr;
+    }
+    simmpi_result *res;
+    int rc = simmpi_run(so, &src, &res, &err);
+    progress_end(&pr);
+    simmpi_source_trace_close(&src);
+    if (rc < 0)
+        return cli_error("predict", "%s: %s", ph_trace_dir(t), err.msg);
+    report r = {.o = o, .t = t, .pf = &so->platform, .res = res, .ppn = so->ppn};
+    if (res->nstuck)
+        rc = report_stuck(&r);
+    else if (o->json)
+        rc = print_json(&r);
+    else
+        print_tables(&r);
+    simmpi_result_free(res);
+    return rc == 0 ? cli_flush_stdout("predict") : rc;
+}
+
+static int run(int argc, char **argv)
+{
+    popts o = {.top = 10, .comp_scale = 1.0, .net_scale = 1.0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc != CLI_OK)
+        return rc == -2 ? CLI_OK : rc;
+    simmpi_options so;
+    ph_err err;
+    simmpi_options_default(&so);
+    so.comp_scale = o.comp_scale;
+    if (simmpi_platform_load(o.platform, &so.platform, &err) < 0)
+        return cli_error("predict", "%s", err.msg);
+    if (o.net_scale != 1.0)
+        simmpi_platform_scale_net(&so.platform, o.net_scale);
+    ph_trace *t = ph_trace_open(o.trace, &err);
+    if (!t)
+        return cli_error("predict", "%s", err.msg);
+    so.ppn = o.ppn ? o.ppn : so.platform.cores_per_node;
+    uint32_t *node_of = NULL;
+    rc = build_map(&o, ph_trace_nranks(t), so.ppn, &node_of);
+    so.node_of = node_of;
+    if (rc == CLI_OK)
+        rc = simulate(&o, t, &so);
+    free(node_of);
+    ph_trace_close(t);
+    return rc;
+}
+
+const ph_verb cmd_predict = {"predict", "predict the run time on a target platform (SIM-MPI)",
+                             usage, run};

@@ -1,0 +1,981 @@
+/* coll.c - collectives as rounds of point-to-point messages.
+ *
+ * A collective on one rank is a schedule of rounds: in each round the rank
+ * posts some receives and sends, waits for all of them, then reduces what it
+ * received (reduce_bytes).  Round k of a rank's schedule is computed on
+ * demand from (algorithm, size, rank, root, count), so a 1,048,576-rank
+ * collective needs no per-rank schedule in memory.
+ *
+ * The algorithms follow Open MPI 4.1's coll/base implementations (numbered
+ * as coll/tuned numbers them), and the selection follows coll/tuned's fixed
+ * decision rules for commutative operations; doc/simmpi.md lists each
+ * algorithm's messages and where we simplify (segmentation, a few rarely
+ * chosen variants mapped onto their nearest neighbour).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+typedef struct rb { /* walks an algorithm's rounds, keeping only round `want` */
+    uint32_t want, cur;
+    coll_round *o;
+    int hit;
+} rb;
+
+static int rnd(rb *b)
+{
+    if (b->cur++ != b->want)
+        return 0;
+    b->hit = 1;
+    return 1;
+}
+
+static void S(coll_round *o, uint32_t peer, uint64_t bytes)
+{
+    o->send[o->nsend++] = (coll_xfer){peer, bytes};
+}
+
+static void R(coll_round *o, uint32_t peer) { o->recv[o->nrecv++] = (coll_xfer){peer, 0}; }
+
+static uint32_t pof2_floor(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p <= n / 2)
+        p *= 2;
+    return p;
+}
+
+static uint32_t pof2_ceil(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p < n)
+        p *= 2;
+    return p;
+}
+
+static int is_pof2(uint32_t n) { return n && !(n & (n - 1)); }
+static uint32_t lowbit(uint32_t v) { return v & (~v + 1); }
+static uint32_t hibit(uint32_t v) { return pof2_floor(v); }
+
+/* Elements of block i when count elements are split over p blocks, the
+ * first count % p blocks one larger (Open MPI's COMPUTE_BLOCKCOUNT). */
+static uint64_t blk(uint64_t count, uint32_t p, uint32_t i) { return count / p + (i < count % p); }
+
+static uint64_t B(const ins_coll *c) { return c->count * c->esize; }
+static uint32_t vrank(const ins_coll *c) { return (c->me + c->size - c->root) % c->size; }
+static uint32_t real(const ins_coll *c, uint32_t v) { return (v + c->root) % c->size; }
+
+int coll_round_reserve(coll_round *r, uint32_t n)
+{
+    if (n <= r->cap)
+        return 0;
+    coll_xfer *s = realloc(r->send, n * sizeof *s), *q = s ? realloc(r->recv, n * sizeof *q) : NULL;
+    if (s)
+        r->send = s;
+    if (!q)
+        return -1;
+    r->recv = q;
+    r->cap = n;
+    return 0;
+}
+
+/* ---- trees (over virtual ranks, root = 0) ---------------------------------------------------- */
+
+enum topo { T_BMTREE, T_INORDER, T_KARY2, T_CHAIN, T_KNOMIAL4 };
+
+/* Open MPI's k-ary tree: level l holds fanout^l nodes in rank order. */
+static uint32_t kary_level(uint32_t v, uint32_t fanout, uint32_t *delta)
+{
+    uint32_t level = 0, num = 0, pw = 1;
+    while (num + pw <= v) {
+        num += pw;
+        pw *= fanout;
+        level++;
+    }
+    *delta = pw;
+    return level;
+}
+
+static int32_t kary_parent(uint32_t v, uint32_t fanout)
+{
+    if (v == 0)
+        return -1;
+    if (v < fanout + 1)
+        return 0;
+    uint32_t delta, level = kary_level(v, fanout, &delta);
+    uint32_t slimit = (delta - 1) / (fanout - 1), p = v; /* nodes above my level */
+    (void)level;
+    while (p >= slimit)
+        p -= delta / fanout;
+    return (int32_t)p;
+}
+
+static int32_t topo_parent(int topo, uint32_t v, uint32_t p)
+{
+    if (v == 0)
+        return -1;
+    switch (topo) {
+    case T_BMTREE: return (int32_t)(v ^ hibit(v));
+    case T_INORDER: return (int32_t)(v - lowbit(v));
+    case T_KARY2: return kary_parent(v, 2);
+    case T_CHAIN: return (int32_t)v - 1;
+    default: { /* k-nomial, radix 4 */
+        for (uint32_t mask = 1; mask < p; mask *= 4)
+            if (v % (4 * mask))
+                return (int32_t)(v / (4 * mask) * (4 * mask));
+        return 0;
+    }
+    }
+}
+
+/* Children of v in the order Open MPI sends to them; returns how many. */
+static uint32_t topo_children(int topo, uint32_t v, uint32_t p, uint32_t *out)
+{
+    uint32_t n = 0;
+    switch (topo) {
+    case T_BMTREE:
+        for (uint32_t mask = v ? hibit(v) * 2 : 1; mask < p && v + mask < p; mask *= 2)
+            out[n++] = v + mask;
+        break;
+    case T_INORDER:
+        for (uint32_t mask = 1; mask < p && (v == 0 || mask < lowbit(v)); mask *= 2)
+            if (v + mask < p)
+                out[n++] = v + mask;
+        break;
+    case T_KARY2: {
+        uint32_t delta;
+        kary_level(v, 2, &delta);
+        for (uint32_t i = 0; i < 2 && v + delta * (i + 1) < p; i++)
+            out[n++] = v + delta * (i + 1);
+        break;
+    }
+    case T_CHAIN:
+        if (v + 1 < p)
+            out[n++] = v + 1;
+        break;
+    default: {
+        uint32_t mask = 1;
+        while (mask < p && !(v % (4 * mask)))
+            mask *= 4;
+        for (mask /= 4; mask > 0; mask /= 4)
+            for (uint32_t r = 1; r < 4; r++)
+                if (v + mask * r < p)
+                    out[n++] = v + mask * r;
+        break;
+    }
+    }
+    return n;
+}
+
+/* In-order binomial subtree of v: [v, v + size). */
+static uint32_t subtree(uint32_t v, uint32_t p)
+{
+    uint32_t span = v ? lowbit(v) : pof2_ceil(p);
+    return v + span < p ? span : p - v;
+}
+
+/* ---- barrier ------------------------------------------------------------------------------------ */
+
+static int bar_linear(const ins_coll *c, rb *b)
+{
+    coll_round *o = b->o;
+    uint32_t p = c->size;
+    if (c->me == 0) {
+        if (rnd(b))
+            for (uint32_t i = 1; i < p; i++)
+                R(o, i);
+        if (rnd(b))
+            for (uint32_t i = 1; i < p; i++)
+                S(o, i, 0);
+    } else {
+        if (rnd(b))
+            S(o, 0, 0);
+        if (rnd(b))
+            R(o, 0);
+    }
+    return b->hit;
+}
+
+static int bar_double_ring(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, left = (c->me + p - 1) % p, right = (c->me + 1) % p;
+    for (int rep = 0; rep < 2; rep++) {
+        if (c->me == 0) {
+            if (rnd(b))
+                S(b->o, right, 0);
+            if (rnd(b))
+                R(b->o, left);
+        } else {
+            if (rnd(b))
+                R(b->o, left);
+            if (rnd(b))
+                S(b->o, right, 0);
+        }
+    }
+    return b->hit;
+}
+
+static int bar_recdbl(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, adj = pof2_floor(p);
+    if (adj != p && me >= adj && rnd(b)) {
+        S(b->o, me - adj, 0);
+        R(b->o, me - adj);
+    } else if (adj != p && me < p - adj && rnd(b)) {
+        R(b->o, me + adj);
+    }
+    for (uint32_t mask = 1; me < adj && mask < adj; mask <<= 1)
+        if (rnd(b)) {
+            S(b->o, me ^ mask, 0);
+            R(b->o, me ^ mask);
+        }
+    if (adj != p && me < p - adj && rnd(b))
+        S(b->o, me + adj, 0);
+    return b->hit;
+}
+
+/* Bruck's barrier is the dissemination barrier. */
+static int bar_bruck(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size;
+    for (uint32_t d = 1; d < p; d <<= 1)
+        if (rnd(b)) {
+            S(b->o, (c->me + d) % p, 0);
+            R(b->o, (c->me + p - d) % p);
+        }
+    return b->hit;
+}
+
+static int bar_tree(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, depth = pof2_ceil(p);
+    for (uint32_t jump = 1; jump < depth; jump <<= 1) {
+        uint32_t partner = me ^ jump;
+        if ((partner & (jump - 1)) || partner >= p)
+            continue;
+        if (partner > me && rnd(b))
+            R(b->o, partner);
+        else if (partner < me && rnd(b))
+            S(b->o, partner, 0);
+    }
+    for (uint32_t jump = depth >> 1; jump > 0; jump >>= 1) {
+        uint32_t partner = me ^ jump;
+        if ((partner & (jump - 1)) || partner >= p)
+            continue;
+        if (partner > me && rnd(b))
+            S(b->o, partner, 0);
+        else if (partner < me && rnd(b))
+            R(b->o, partner);
+    }
+    return b->hit;
+}
+
+static int exchange2(const ins_coll *c, rb *b, uint64_t bytes) /* two_proc: one swap */
+{
+    if (rnd(b)) {
+        S(b->o, 1 - c->me, bytes);
+        R(b->o, 1 - c->me);
+    }
+    return b->hit;
+}
+
+static int barrier(const ins_coll *c, rb *b)
+{
+    switch (c->alg) {
+    case 1: return bar_linear(c, b);
+    case 2: return bar_double_ring(c, b);
+    case 4: return bar_bruck(c, b);
+    case 5: return c->size == 2 ? exchange2(c, b, 0) : bar_recdbl(c, b);
+    case 6: return bar_tree(c, b);
+    default: return bar_recdbl(c, b);
+    }
+}
+
+/* ---- broadcast and reduce over trees ------------------------------------------------------------------ */
+
+static int bcast_tree(const ins_coll *c, rb *b, int topo, uint64_t bytes)
+{
+    uint32_t v = vrank(c), kids[96], n = topo_children(topo, v, c->size, kids);
+    if (v && rnd(b))
+        R(b->o, real(c, (uint32_t)topo_parent(topo, v, c->size)));
+    if (n && rnd(b))
+        for (uint32_t i = 0; i < n; i++)
+            S(b->o, real(c, kids[i]), bytes);
+    return b->hit;
+}
+
+static int bcast_linear(const ins_coll *c, rb *b, uint64_t bytes)
+{
+    if (c->me != c->root) {
+        if (rnd(b))
+            R(b->o, c->root);
+    } else if (c->size > 1 && rnd(b)) {
+        for (uint32_t i = 0; i < c->size; i++)
+            if (i != c->root)
+                S(b->o, i, bytes);
+    }
+    return b->hit;
+}
+
+/* Binomial scatter of ceil(count/p)-element blocks (Open MPI's
+ * scatter_allgather), then an allgather: recursive doubling when p is a
+ * power of two, else (and for alg 9) a ring. */
+static int bcast_scatter_allgather(const ins_coll *c, rb *b, int ring)
+{
+    uint32_t p = c->size, v = vrank(c);
+    uint64_t sc = (c->count + p - 1) / p, cur = c->count, es = c->esize;
+    uint32_t mask = 1;
+    for (; mask < p; mask <<= 1)
+        if (v & mask) {
+            uint64_t lo = (uint64_t)v * sc, hi = (uint64_t)(v + mask) * sc;
+            cur = lo >= c->count ? 0 : (hi < c->count ? hi : c->count) - lo;
+            if (cur && rnd(b))
+                R(b->o, real(c, v - mask));
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (v + mask < p && cur > sc * mask) {
+            uint64_t n = cur - sc * mask;
+            if (rnd(b))
+                S(b->o, real(c, v + mask), n * es);
+            cur -= n;
+        }
+    for (uint32_t i = 0; i + 1 < p; i++) {
+        if (!ring && is_pof2(p)) {
+            uint32_t d = 1u << i;
+            if (d >= p)
+                break;
+            uint32_t base = v & ~(d - 1);
+            uint64_t lo = (uint64_t)base * sc, hi = (uint64_t)(base + d) * sc;
+            uint64_t n = lo >= c->count ? 0 : (hi < c->count ? hi : c->count) - lo;
+            if (rnd(b)) {
+                S(b->o, real(c, v ^ d), n * es);
+                R(b->o, real(c, v ^ d));
+            }
+            continue;
+        }
+        uint32_t blkno = (v + p - i) % p;
+        uint64_t lo = (uint64_t)blkno * sc, n = lo >= c->count ? 0 : c->count - lo;
+        if (rnd(b)) {
+            S(b->o, real(c, (v + 1) % p), (n < sc ? n : sc) * es);
+            R(b->o, real(c, (v + p - 1) % p));
+        }
+    }
+    return b->hit;
+}
+
+static int bcast(const ins_coll *c, rb *b)
+{
+    uint64_t bytes = B(c);
+    switch (c->alg) {
+    case 1: return bcast_linear(c, b, bytes);
+    case 2:
+    case 3: return bcast_tree(c, b, T_CHAIN, bytes);
+    case 4:
+    case 5: return bcast_tree(c, b, T_KARY2, bytes); /* split binary: as binary */
+    case 7: return bcast_tree(c, b, T_KNOMIAL4, bytes);
+    case 8:
+    case 9:
+        if (c->count < c->size)
+            return bcast_tree(c, b, T_BMTREE, bytes);
+        return bcast_scatter_allgather(c, b, c->alg == 9);
+    default: return bcast_tree(c, b, T_BMTREE, bytes);
+    }
+}
+
+static int reduce_tree(const ins_coll *c, rb *b, int topo)
+{
+    uint32_t v = vrank(c), kids[96], n = topo_children(topo, v, c->size, kids);
+    if (n && rnd(b)) {
+        for (uint32_t i = 0; i < n; i++)
+            R(b->o, real(c, kids[i]));
+        b->o->reduce_bytes = n * B(c);
+    }
+    if (v && rnd(b))
+        S(b->o, real(c, (uint32_t)topo_parent(topo, v, c->size)), B(c));
+    return b->hit;
+}
+
+static int reduce_linear(const ins_coll *c, rb *b)
+{
+    if (c->me != c->root) {
+        if (rnd(b))
+            S(b->o, c->root, B(c));
+    } else if (c->size > 1 && rnd(b)) {
+        for (uint32_t i = c->size; i-- > 0;)
+            if (i != c->root)
+                R(b->o, i);
+        b->o->reduce_bytes = (c->size - 1) * B(c);
+    }
+    return b->hit;
+}
+
+static int reduce(const ins_coll *c, rb *b)
+{
+    switch (c->alg) {
+    case 1: return reduce_linear(c, b);
+    case 2:
+    case 3: return reduce_tree(c, b, T_CHAIN);
+    case 4:
+    case 6: return reduce_tree(c, b, T_KARY2); /* in-order binary: as binary */
+    case 7:
+        if (c->count < pof2_floor(c->size))
+            return reduce_linear(c, b);
+        return reduce_tree(c, b, T_INORDER); /* Rabenseifner: as binomial */
+    default: return reduce_tree(c, b, T_INORDER);
+    }
+}
+
+/* ---- composition: one collective after another ---------------------------------------------------- */
+
+static int run_alg(const ins_coll *c, rb *b);
+
+static uint32_t count_rounds(const ins_coll *c, coll_round *scratch)
+{
+    uint32_t n = 0;
+    for (;; n++) {
+        rb b = {.want = n, .o = scratch};
+        scratch->nsend = scratch->nrecv = 0;
+        if (!run_alg(c, &b))
+            return n;
+    }
+}
+
+/* first's rounds, then second's: sub-collectives with their own algorithms. */
+static int compose(const ins_coll *first, const ins_coll *second, rb *b)
+{
+    uint32_t n1 = count_rounds(first, b->o);
+    b->o->nsend = b->o->nrecv = 0;
+    b->o->reduce_bytes = 0;
+    rb sub = {.o = b->o};
+    if (b->want < n1) {
+        sub.want = b->want;
+        b->hit = run_alg(first, &sub);
+    } else {
+        sub.want = b->want - n1;
+        b->hit = run_alg(second, &sub);
+    }
+    return b->hit;
+}
+
+static ins_coll sub_coll(const ins_coll *c, int coll, int alg, uint32_t root, uint64_t count)
+{
+    ins_coll s = *c;
+    s.coll = (uint8_t)coll;
+    s.root = root;
+    s.count = count;
+    s.alg = (uint8_t)(alg ? alg : simmpi_coll_decide(coll, c->size, count * c->esize));
+    return s;
+}
+
+/* ---- allreduce ---------------------------------------------------------------------------------------- */
+
+static int ar_recdbl(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, adj = pof2_floor(p), extra = p - adj;
+    uint64_t n = B(c);
+    int32_t nr = me < 2 * extra ? (me % 2 ? (int32_t)(me >> 1) : -1) : (int32_t)(me - extra);
+    if (me < 2 * extra && rnd(b)) {
+        if (me % 2 == 0) {
+            S(b->o, me + 1, n);
+        } else {
+            R(b->o, me - 1);
+            b->o->reduce_bytes = n;
+        }
+    }
+    for (uint32_t d = 1; nr >= 0 && d < adj; d <<= 1) {
+        uint32_t nrem = (uint32_t)nr ^ d, remote = nrem < extra ? nrem * 2 + 1 : nrem + extra;
+        if (rnd(b)) {
+            S(b->o, remote, n);
+            R(b->o, remote);
+            b->o->reduce_bytes = n;
+        }
+    }
+    if (me < 2 * extra && rnd(b)) {
+        if (me % 2 == 0)
+            R(b->o, me + 1);
+        else
+            S(b->o, me - 1, n);
+    }
+    return b->hit;
+}
+
+/* Reduce-scatter then allgather around the ring: 2(p-1) rounds of one block. */
+static int ar_ring(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, k = b->want;
+    if (c->count < p)
+        return ar_recdbl(c, b);
+    if (k >= 2 * (p - 1))
+        return 0;
+    uint32_t sblk = k < p - 1 ? (me + p - k) % p : (me + 1 + p - (k - (p - 1))) % p;
+    S(b->o, (me + 1) % p, blk(c->count, p, sblk) * c->esize);
+    R(b->o, (me + p - 1) % p);
+    if (k < p - 1)
+        b->o->reduce_bytes = blk(c->count, p, (me + 2 * p - k - 1) % p) * c->esize;
+    return b->hit = 1;
+}
+
+/* Rabenseifner: recursive-halving reduce-scatter, recursive-doubling allgather
+ * (Open MPI's redscat_allgather, including its handling of p != 2^k). */
+static int ar_rabenseifner(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, pof2 = pof2_floor(p), rem = p - pof2, es = c->esize;
+    uint64_t count = c->count, lh = count / 2, rh = count - lh, sc[32], rc[32];
+    int32_t v = (int32_t)(me - rem);
+    if (me < 2 * rem) {
+        int odd = me % 2;
+        uint32_t nb = odd ? me - 1 : me + 1;
+        if (rnd(b)) {
+            S(b->o, nb, (odd ? lh : rh) * es);
+            R(b->o, nb);
+            b->o->reduce_bytes = (odd ? rh : lh) * es;
+        }
+        if (rnd(b)) {
+            if (odd)
+                S(b->o, nb, rh * es);
+            else
+                R(b->o, nb);
+        }
+        v = odd ? -1 : (int32_t)(me / 2);
+    }
+    uint32_t step = 0;
+    uint64_t w = count;
+    for (uint32_t mask = 1; v >= 0 && mask < pof2; mask <<= 1, step++) {
+        uint32_t vd = (uint32_t)v ^ mask, dest = vd < rem ? vd * 2 : vd + rem;
+        rc[step] = me < dest ? w / 2 : w - w / 2;
+        sc[step] = w - rc[step];
+        if (rnd(b)) {
+            S(b->o, dest, sc[step] * es);
+            R(b->o, dest);
+            b->o->reduce_bytes = rc[step] * es;
+        }
+        w = rc[step];
+    }
+    for (uint32_t mask = pof2 >> 1; v >= 0 && mask > 0; mask >>= 1) {
+        uint32_t vd = (uint32_t)v ^ mask, dest = vd < rem ? vd * 2 : vd + rem;
+        step--;
+        if (rnd(b)) {
+            S(b->o, dest, rc[step] * es);
+            R(b->o, dest);
+        }
+    }
+    if (me < 2 * rem && rnd(b)) {
+        if (me % 2)
+            R(b->o, me - 1);
+        else
+            S(b->o, me + 1, count * es);
+    }
+    return b->hit;
+}
+
+static int allreduce(const ins_coll *c, rb *b)
+{
+    switch (c->alg) {
+    case 1:
+    case 2: {
+        int lin = c->alg == 1;
+        ins_coll r = sub_coll(c, SIMMPI_REDUCE, lin ? 1 : 0, 0, c->count);
+        ins_coll bc = sub_coll(c, SIMMPI_BCAST, lin ? 1 : 0, 0, c->count);
+        return compose(&r, &bc, b);
+    }
+    case 4:
+    case 5: return ar_ring(c, b);
+    case 6:
+        if (c->count < pof2_floor(c->size)) {
+            ins_coll r = sub_coll(c, SIMMPI_REDUCE, 1, 0, c->count);
+            ins_coll bc = sub_coll(c, SIMMPI_BCAST, 1, 0, c->count);
+            return compose(&r, &bc, b);
+        }
+        return ar_rabenseifner(c, b);
+    default: return ar_recdbl(c, b);
+    }
+}
+
+/* ---- allgather(v) --------------------------------------------------------------------------------------- */
+
+/* Bytes of blocks [first, first + n) (mod p): v-collectives per rank, else count*esize each. */
+static uint64_t blocks(const ins_coll *c, uint32_t first, uint32_t n)
+{
+    if (!c->v)
+        return (uint64_t)n * B(c);
+    uint64_t s = 0;
+    for (uint32_t i = 0; i < n; i++)
+        s += c->v[(first + i) % c->size];
+    return s;
+}
+
+static int ag_bruck(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size;
+    for (uint32_t d = 1; d < p; d <<= 1)
+        if (rnd(b)) {
+            uint32_t n = d <= p / 2 ? d : p - d;
+            S(b->o, (c->me + p - d) % p, blocks(c, c->me, n));
+            R(b->o, (c->me + d) % p);
+        }
+    return b->hit;
+}
+
+static int ag_recdbl(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size;
+    if (!is_pof2(p))
+        return ag_bruck(c, b);
+    for (uint32_t d = 1; d < p; d <<= 1)
+        if (rnd(b)) {
+            S(b->o, c->me ^ d, blocks(c, c->me & ~(d - 1), d));
+            R(b->o, c->me ^ d);
+        }
+    return b->hit;
+}
+
+static int ag_ring(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, k = b->want;
+    if (k + 1 >= p)
+        return 0;
+    S(b->o, (me + 1) % p, blocks(c, (me + p - k) % p, 1));
+    R(b->o, (me + p - 1) % p);
+    return b->hit = 1;
+}
+
+/* Neighbour exchange (Chen et al.): p/2 rounds with alternating neighbours. */
+static int ag_neighbor(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, k = b->want;
+    if (p % 2)
+        return ag_ring(c, b);
+    if (k >= p / 2)
+        return 0;
+    int even = me % 2 == 0;
+    uint32_t nb[2] = {even ? (me + 1) % p : (me + p - 1) % p, even ? (me + p - 1) % p : (me + 1) % p};
+    if (k == 0) {
+        S(b->o, nb[0], blocks(c, me, 1));
+        R(b->o, nb[0]);
+        return b->hit = 1;
+    }
+    /* where the two blocks sent in round k start (Open MPI's send_data_from) */
+    int off[2] = {even ? 2 : -2, even ? -2 : 2};
+    int64_t from[2] = {even ? me : nb[0], even ? me : nb[0]}, send = even ? me : nb[0];
+    for (uint32_t i = 1; i <= k; i++) {
+        int par = i % 2;
+        from[par] = (from[par] + off[par] + p) % p;
+        if (i < k)
+            send = from[par];
+    }
+    S(b->o, nb[k % 2], blocks(c, (uint32_t)send, 2));
+    R(b->o, nb[k % 2]);
+    return b->hit = 1;
+}
+
+static int allgather(const ins_coll *c, rb *b)
+{
+    int v = c->coll == SIMMPI_ALLGATHERV;
+    int alg = c->alg;
+    if (v) /* allgatherv numbering: 1 default, 2 bruck, 3 ring, 4 neighbor, 5 two_proc */
+        alg = alg == 1 ? 1 : alg == 2 ? 2 : alg == 3 ? 4 : alg == 4 ? 5 : 6;
+    switch (alg) {
+    case 1: { /* gather to 0, then broadcast everything */
+        ins_coll g = sub_coll(c, v ? SIMMPI_GATHERV : SIMMPI_GATHER, v ? 1 : 0, 0, c->count);
+        if (v) {
+            g.count = c->v[c->me];
+            g.esize = 1;
+        }
+        uint64_t total = blocks(c, 0, c->size);
+        ins_coll bc = sub_coll(c, SIMMPI_BCAST, 0, 0, total);
+        bc.esize = 1;
+        bc.v = NULL;
+        bc.alg = (uint8_t)simmpi_coll_decide(SIMMPI_BCAST, c->size, total);
+        return compose(&g, &bc, b);
+    }
+    case 2: return ag_bruck(c, b);
+    case 3: return ag_recdbl(c, b);
+    case 5: return ag_neighbor(c, b);
+    case 6:
+        if (c->size == 2)
+            return exchange2(c, b, blocks(c, c->me, 1));
+        return ag_ring(c, b);
+    default: return ag_ring(c, b);
+    }
+}
+
+/* ---- all-to-all ------------------------------------------------------------------------------------------- */
+
+static uint64_t to_peer(const ins_coll *c, uint32_t i) { return c->v ? c->v[i] : B(c); }
+
+static int a2a_linear(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me;
+    if (p < 2 || !rnd(b))
+        return b->hit;
+    for (uint32_t i = (me + 1) % p; i != me; i = (i + 1) % p)
+        R(b->o, i);
+    for (uint32_t i = (me + p - 1) % p; i != me; i = (i + p - 1) % p)
+        S(b->o, i, to_peer(c, i));
+    return b->hit;
+}
+
+/* Pairwise exchange: round k swaps with me+k / me-k; the self copy included. */
+static int a2a_pairwise(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, k = b->want;
+    if (k >= p)
+        return 0;
+    uint32_t step = c->coll == SIMMPI_ALLTOALLV ? k : k + 1; /* alltoallv starts with self */
+    uint32_t to = (me + step) % p, from = (me + p - step % p) % p;
+    S(b->o, to, to_peer(c, to));
+    R(b->o, from);
+    return b->hit = 1;
+}
+
+static int a2a_bruck(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size;
+    for (uint32_t d = 1; d < p; d <<= 1) {
+        if (!rnd(b))
+            continue;
+        uint32_t n = 0;
+        for (uint32_t i = 1; i < p; i++)
+            n += (i & d) != 0;
+        S(b->o, (c->me + d) % p, (uint64_t)n * B(c));
+        R(b->o, (c->me + p - d) % p);
+    }
+    return b->hit;
+}
+
+static int alltoall(const ins_coll *c, rb *b)
+{
+    if (c->coll == SIMMPI_ALLTOALLV)
+        return c->alg == 2 ? a2a_pairwise(c, b) : a2a_linear(c, b);
+    switch (c->alg) {
+    case 2: return a2a_pairwise(c, b);
+    case 3: return a2a_bruck(c, b);
+    case 5: return c->size == 2 ? exchange2(c, b, B(c)) : a2a_linear(c, b);
+    default: return a2a_linear(c, b); /* 1 linear, 4 linear_sync (unlimited requests) */
+    }
+}
+
+/* ---- gather and scatter ---------------------------------------------------------------------------------------- */
+
+static int gather_linear(const ins_coll *c, rb *b, int sync)
+{
+    uint32_t p = c->size;
+    if (c->me != c->root) {
+        if (sync && rnd(b))
+            R(b->o, c->root);
+        if (rnd(b))
+            S(b->o, c->root, B(c));
+        return b->hit;
+    }
+    if (!sync) {
+        if (p > 1 && rnd(b))
+            for (uint32_t i = 0; i < p; i++)
+                if (i != c->root)
+                    R(b->o, i);
+        return b->hit;
+    }
+    for (uint32_t i = 0; i < p; i++) /* linear_sync: a zero-byte go-ahead to each */
+        if (i != c->root && rnd(b)) {
+            S(b->o, i, 0);
+            R(b->o, i);
+        }
+    return b->hit;
+}
+
+static int gather_binomial(const ins_coll *c, rb *b)
+{
+    uint32_t v = vrank(c), kids[96], n = topo_children(T_INORDER, v, c->size, kids);
+    if (n && rnd(b))
+        for (uint32_t i = 0; i < n; i++)
+            R(b->o, real(c, kids[i]));
+    if (v && rnd(b))
+        S(b->o, real(c, (uint32_t)topo_parent(T_INORDER, v, c->size)), subtree(v, c->size) * B(c));
+    return b->hit;
+}
+
+static int scatter_linear(const ins_coll *c, rb *b, int one_round)
+{
+    uint32_t p = c->size;
+    if (c->me != c->root) {
+        if (rnd(b))
+            R(b->o, c->root);
+        return b->hit;
+    }
+    if (one_round) { /* isend to everyone, then wait */
+        if (p > 1 && rnd(b))
+            for (uint32_t i = 0; i < p; i++)
+                if (i != c->root)
+                    S(b->o, i, to_peer(c, i));
+        return b->hit;
+    }
+    for (uint32_t i = 0; i < p; i++) /* one blocking send after the other */
+        if (i != c->root && rnd(b))
+            S(b->o, i, to_peer(c, i));
+    return b->hit;
+}
+
+static int scatter_binomial(const ins_coll *c, rb *b)
+{
+    uint32_t v = vrank(c), kids[96], n = topo_children(T_INORDER, v, c->size, kids);
+    if (v && rnd(b))
+        R(b->o, real(c, (uint32_t)topo_parent(T_INORDER, v, c->size)));
+    if (n && rnd(b))
+        for (uint32_t i = n; i-- > 0;)
+            S(b->o, real(c, kids[i]), subtree(kids[i], c->size) * B(c));
+    return b->hit;
+}
+
+static int gather_scatter(const ins_coll *c, rb *b)
+{
+    switch (c->coll) {
+    case SIMMPI_GATHER:
+        if (c->alg == 2)
+            return gather_binomial(c, b);
+        return gather_linear(c, b, c->alg == 3);
+    case SIMMPI_GATHERV: return gather_linear(c, b, 0);
+    case SIMMPI_SCATTER:
+        if (c->alg == 2)
+            return scatter_binomial(c, b);
+        return scatter_linear(c, b, c->alg == 3);
+    default: return scatter_linear(c, b, 1); /* scatterv: isend to all */
+    }
+}
+
+/* ---- reduce-scatter --------------------------------------------------------------------------------------------- */
+
+/* Ring reduce-scatter: after p-1 rounds rank i holds block i. */
+static int rs_ring(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, k = b->want;
+    if (k + 1 >= p)
+        return 0;
+    uint32_t sb = (me + 2 * p - k - 1) % p, rbk = (me + 2 * p - k - 2) % p;
+    S(b->o, (me + 1) % p, blocks(c, sb, 1));
+    R(b->o, (me + p - 1) % p);
+    b->o->reduce_bytes = blocks(c, rbk, 1);
+    return b->hit = 1;
+}
+
+/* Recursive halving (Thakur et al.): the first 2r ranks fold pairwise into
+ * p' = 2^floor(log p), halving rounds over block ranges, then the folded-out
+ * ranks get their blocks. */
+static int rs_halving(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, pof2 = pof2_floor(p), rem = p - pof2;
+    uint64_t all = blocks(c, 0, p);
+    int32_t v = me < 2 * rem ? (me % 2 ? (int32_t)(me / 2) : -1) : (int32_t)(me - rem);
+    if (me < 2 * rem && rnd(b)) {
+        if (me % 2 == 0) {
+            S(b->o, me + 1, all);
+        } else {
+            R(b->o, me - 1);
+            b->o->reduce_bytes = all;
+        }
+    }
+    /* new rank i owns the blocks of old ranks: 2i, 2i+1 (i < rem) or i + rem */
+    uint32_t lo = 0, hi = pof2;
+    for (uint32_t mask = pof2 >> 1; v >= 0 && mask > 0; mask >>= 1) {
+        uint32_t vd = (uint32_t)v ^ mask, dest = vd < rem ? vd * 2 + 1 : vd + rem;
+        uint32_t mid = lo + mask, slo = (uint32_t)v < mid ? mid : lo, shi = (uint32_t)v < mid ? hi : mid;
+        uint64_t sbytes = 0, rbytes = 0;
+        for (uint32_t i = lo; i < hi; i++) {
+            uint64_t bi = i < rem ? blocks(c, 2 * i, 2) : blocks(c, i + rem, 1);
+            if (i >= slo && i < shi)
+                sbytes += bi;
+            else
+                rbytes += bi;
+        }
+        if (rnd(b)) {
+            S(b->o, dest, sbytes);
+            R(b->o, dest);
+            b->o->reduce_bytes = rbytes;
+        }
+        if ((uint32_t)v < mid)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    if (me < 2 * rem && rnd(b)) {
+        if (me % 2 == 0)
+            R(b->o, me + 1);
+        else
+            S(b->o, me - 1, blocks(c, me - 1, 1));
+    }
+    return b->hit;
+}
+
+static int reduce_scatter(const ins_coll *c, rb *b)
+{
+    ins_coll cv = *c;
+    if (c->coll == SIMMPI_REDUCE_SCATTER_BLOCK) /* every block the same size */
+        cv.v = NULL;
+    int ring = c->coll == SIMMPI_REDUCE_SCATTER ? c->alg == 3 : 0;
+    int linear = c->alg == 1;
+    if (linear) { /* reduce everything to 0, then scatter(v) the blocks */
+        uint64_t all = blocks(&cv, 0, c->size);
+        ins_coll r = sub_coll(c, SIMMPI_REDUCE, 0, 0, all);
+        r.esize = 1;
+        r.v = NULL;
+        r.alg = (uint8_t)simmpi_coll_decide(SIMMPI_REDUCE, c->size, all);
+        ins_coll s = sub_coll(c, cv.v ? SIMMPI_SCATTERV : SIMMPI_SCATTER, 1, 0, c->count);
+        if (c->coll == SIMMPI_REDUCE_SCATTER_BLOCK)
+            s.v = NULL;
+        return compose(&r, &s, b);
+    }
+    return ring ? rs_ring(&cv, b) : rs_halving(&cv, b);
+}
+
+/* ---- scan -------------------------------------------------------------------------------------------------------- */
+
+static int scan_linear(const ins_coll *c, rb *b)
+{
+    if (c->me > 0 && rnd(b)) {
+        R(b->o, c->me - 1);
+        b->o->reduce_bytes = B(c);
+    }
+    if (c->me + 1 < c->size && rnd(b))
+        S(b->o, c->me + 1, B(c));
+    return b->hit;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------------------------------------ */
+
+static int run_alg(const ins_coll *c, rb *b)
+{
+    if (c->size < 2)
+        return 0;
+    switch (c->coll) {
+    case SIMMPI_BARRIER: return barrier(c, b);
+    case SIMMPI_BCAST: return bcast(c, b);
+    case SIMMPI_REDUCE: return reduce(c, b);
+    case SIMMPI_ALLREDUCE: return allreduce(c, b);
+    case SIMMPI_ALLGATHER:
+    case SIMMPI_ALLGATHERV: return allgather(c, b);
+    case SIMMPI_ALLTOALL:
+    case SIMMPI_ALLTOALLV: return alltoall(c, b);
+    case SIMMPI_GATHER:
+    case SIMMPI_GATHERV:
+    case SIMMPI_SCATTER:
+    case SIMMPI_SCATTERV: return gather_scatter(c, b);
+    case SIMMPI_REDUCE_SCATTER:
+    case SIMMPI_REDUCE_SCATTER_BLOCK: return reduce_scatter(c, b);
+    default: return scan_linear(c, b);
+    }
+}
+
+int coll_round_get(const ins_coll *c, uint32_t k, coll_round *out)
+{
+    if (coll_round_reserve(out, c->size + 4) < 0)
+        return -1;
+    out->nsend = out->nrecv = 0;
+    out->reduce_bytes = 0;
+    rb b = {.want = k, .o = out};
+    int hit = run_alg(c, &b);
+    if (!hit)
+        out->nsend = out->nrecv = 0;
+    return hit;
+}

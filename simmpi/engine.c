@@ -1,0 +1,1144 @@
+/* engine.c - SIM-MPI's event engine: pools, heap, matching and the protocols.
+ *
+ * One loop pops events from a binary heap in the total order (time, rank,
+ * sequence) and lets ranks run their instructions (frontend.c) on virtual
+ * clocks.  Point-to-point messages follow the eager and rendezvous protocols
+ * of Zhai et al., Fig. 10; doc/simmpi.md derives every formula used here.
+ *
+ * Matching does not depend on time: a receive carries the source and tag the
+ * trace recorded as matched, so MPI's non-overtaking rule makes the k-th
+ * receive on (communicator, source, destination, tag) match the k-th send
+ * on it, whichever of the two the simulation reaches first.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+enum { DONE = 0, BLOCKED = 1, ENDED = 2 };
+enum { MK_FREE = 0, MK_SENDS = 1, MK_RECVS = 2 };
+
+int sim_fail(sim *s, const char *fmt, ...)
+{
+    if (!s->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->err->msg, sizeof s->err->msg, fmt, ap);
+        va_end(ap);
+        s->failed = 1;
+    }
+    return -1;
+}
+
+static simtime tmax(simtime a, simtime b) { return a > b ? a : b; }
+
+/* G(K-1) in ps, rounded to nearest: G is kept in fs so that bandwidths that
+ * are not a whole number of ps per byte stay exact enough. */
+simtime sim_gap(const simmpi_loggp *p, uint64_t bytes)
+{
+    if (bytes <= 1 || !p->G_fs)
+        return 0;
+    if (bytes - 1 < UINT64_MAX / 2 / p->G_fs) /* the common case: no 128-bit division */
+        return (p->G_fs * (bytes - 1) + 500) / 1000;
+    unsigned __int128 fs = (unsigned __int128)p->G_fs * (bytes - 1);
+    return (simtime)((fs + 500) / 1000);
+}
+
+/* ---- pools: requests and messages, indices stable across growth ------------- */
+
+static int grow(void **p, uint32_t *cap, size_t elem)
+{
+    uint32_t nc = *cap ? *cap * 2 : 1024;
+    if (nc <= *cap)
+        return -1;
+    void *q = realloc(*p, (size_t)nc * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
+uint32_t req_new(sim *s, uint32_t rank, uint8_t kind)
+{
+    uint32_t i = s->freerq;
+    if (i != NIL) {
+        s->freerq = s->rq[i].next;
+    } else {
+        if (s->nrq == s->caprq && grow((void **)&s->rq, &s->caprq, sizeof *s->rq) < 0) {
+            sim_fail(s, "out of memory (%u requests)", s->nrq);
+            return NIL;
+        }
+        i = s->nrq++;
+    }
+    s->rq[i] = (req){.rank = rank, .kind = kind, .msg = NIL, .next = NIL};
+    return i;
+}
+
+void req_release(sim *s, uint32_t q)
+{
+    s->rq[q].state = 0;
+    s->rq[q].next = s->freerq;
+    s->freerq = q;
+}
+
+static uint32_t msg_new(sim *s)
+{
+    uint32_t i = s->freems;
+    if (i != NIL) {
+        s->freems = s->ms[i].next;
+    } else {
+        if (s->nms == s->capms && grow((void **)&s->ms, &s->capms, sizeof *s->ms) < 0) {
+            sim_fail(s, "out of memory (%u messages)", s->nms);
+            return NIL;
+        }
+        i = s->nms++;
+    }
+    s->ms[i] = (msg){.sreq = NIL, .rreq = NIL, .probe = NIL, .next = NIL};
+    s->res->messages++;
+    return i;
+}
+
+static void msg_free(sim *s, uint32_t m)
+{
+    s->ms[m].next = s->freems;
+    s->freems = m;
+}
+
+/* ---- the heap: ordered by (time, rank, event type, message), a total order
+ * that depends only on the simulation, so every run pops the same sequence.
+ * A 4-ary heap of 16-byte nodes: half the levels of a binary heap, and a
+ * node's children share a cache line, which is what a sift costs at a
+ * million ranks. ----------------------------------------------------------- */
+
+static int hev_less(const hev *a, const hev *b)
+{
+    return a->t < b->t || (a->t == b->t && a->key < b->key);
+}
+
+static uint32_t ev_rank(const hev *e) { return (uint32_t)(e->key >> 40); }
+static uint8_t ev_type(const hev *e) { return (uint8_t)(e->key >> 32 & 0xff); }
+static uint32_t ev_ref(const hev *e) { return (uint32_t)e->key; }
+
+static void push(sim *s, simtime t, uint32_t rank, uint8_t type, uint32_t ref)
+{
+    if (s->nh == s->caph) {
+        uint64_t nc = s->caph ? s->caph * 2 : 4096;
+        hev *h = realloc(s->h, nc * sizeof *h);
+        if (!h) {
+            sim_fail(s, "out of memory (%llu pending events)", (unsigned long long)s->nh);
+            return;
+        }
+        s->h = h;
+        s->caph = nc;
+    }
+    hev e = {.t = t, .key = (uint64_t)rank << 40 | (uint64_t)type << 32 | ref};
+    uint64_t i = s->nh++;
+    while (i > 0) {
+        uint64_t p = (i - 1) / 4;
+        if (!hev_less(&e, &s->h[p]))
+            break;
+        s->h[i] = s->h[p];
+        i = p;
+    }
+    s->h[i] = e;
+}
+
+static hev pop(sim *s)
+{
+    hev top = s->h[0], last = s->h[--s->nh];
+    uint64_t i = 0, n = s->nh;
+    for (;;) {
+        uint64_t c = 4 * i + 1, end = c + 4 < n ? c + 4 : n, m = c;
+        if (c >= n)
+            break;
+        for (uint64_t j = c + 1; j < end; j++)
+            if (hev_less(&s->h[j], &s->h[m]))
+                m = j;
+        if (!hev_less(&s->h[m], &last))
+            break;
+        s->h[i] = s->h[m];
+        i = m;
+    }
+    if (n)
+        s->h[i] = last;
+    return top;
+}
+
+/* May rank r act at r->now without reordering: would its RESUME event be the
+ * heap's minimum?  (A new event's sequence number exceeds every queued one.) */
+static int may_continue(const sim *s, uint32_t rank)
+{
+    if (!s->nh)
+        return 1;
+    const hev *t = &s->h[0];
+    simtime now = s->r[rank].now;
+    return now < t->t || (now == t->t && rank < ev_rank(t));
+}
+
+static void queue_rank(sim *s, uint32_t rank)
+{
+    s->r[rank].state = RK_QUEUED;
+    push(s, s->r[rank].now, rank, EV_RESUME, 0);
+}
+
+/* ---- match table: open addressing, linear probing, backward-shift delete ---- */
+
+static uint64_t mkey_hash(const mkey *k)
+{
+    uint64_t h = ((uint64_t)k->ctx << 32 | k->src) * 0x9E3779B97F4A7C15ull;
+    h ^= ((uint64_t)k->dst << 32 | (uint32_t)k->tag) * 0xC2B2AE3D27D4EB4Full;
+    return h ^ (h >> 29);
+}
+
+static int mkey_eq(const mkey *a, const mkey *b)
+{
+    return a->ctx == b->ctx && a->src == b->src && a->dst == b->dst && a->tag == b->tag;
+}
+
+static int mt_grow(mtable *t)
+{
+    uint64_t ncap = t->e ? (t->mask + 1) * 2 : 1024;
+    mentry *ne = calloc(ncap, sizeof *ne);
+    if (!ne)
+        return -1;
+    for (uint64_t i = 0; t->e && i <= t->mask; i++) {
+        if (t->e[i].kind == MK_FREE)
+            continue;
+        uint64_t j = mkey_hash(&t->e[i].k) & (ncap - 1);
+        while (ne[j].kind != MK_FREE)
+            j = (j + 1) & (ncap - 1);
+        ne[j] = t->e[i];
+    }
+    free(t->e);
+    t->e = ne;
+    t->mask = ncap - 1;
+    return 0;
+}
+
+/* The entry for k, created empty (kind MK_RECVS with no queue) if absent. */
+static mentry *mt_get(sim *s, const mkey *k)
+{
+    mtable *t = &s->mt;
+    if ((!t->e || (t->used + 1) * 2 > t->mask + 1) && mt_grow(t) < 0) {
+        sim_fail(s, "out of memory (match table of %llu entries)", (unsigned long long)t->used);
+        return NULL;
+    }
+    uint64_t i = mkey_hash(k) & t->mask;
+    while (t->e[i].kind != MK_FREE) {
+        if (mkey_eq(&t->e[i].k, k))
+            return &t->e[i];
+        i = (i + 1) & t->mask;
+    }
+    t->used++;
+    t->e[i] = (mentry){.k = *k, .head = NIL, .tail = NIL, .probe = NIL, .kind = MK_RECVS};
+    return &t->e[i];
+}
+
+static void mt_del(mtable *t, mentry *e)
+{
+    uint64_t i = (uint64_t)(e - t->e), j = i;
+    t->e[i].kind = MK_FREE;
+    t->used--;
+    for (;;) {
+        j = (j + 1) & t->mask;
+        if (t->e[j].kind == MK_FREE)
+            return;
+        uint64_t home = mkey_hash(&t->e[j].k) & t->mask;
+        /* move e[j] into the hole unless its home lies cyclically in (i, j] */
+        if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+            continue;
+        t->e[i] = t->e[j];
+        t->e[j].kind = MK_FREE;
+        i = j;
+    }
+}
+
+static void mt_del_if_idle(mtable *t, mentry *e)
+{
+    if (e->head == NIL && e->probe == NIL)
+        mt_del(t, e);
+}
+
+/* ---- accounting ----------------------------------------------------------------- */
+
+enum { A_OVH, A_XFER, A_SYN };
+
+static void acct_to(simmpi_breakdown *b, int what, simtime dt)
+{
+    if (what == A_OVH)
+        b->ovh += dt;
+    else if (what == A_XFER)
+        b->xfer += dt;
+    else
+        b->syn += dt;
+}
+
+/* Charge dt of kind `what` to rank r, the MPI function op and the call site. */
+static void acct(sim *s, srank *r, uint16_t op, uint32_t site, int what, simtime dt)
+{
+    if (!dt)
+        return;
+    acct_to(&r->acct, what, dt);
+    acct_to(&s->res->ops[op], what, dt);
+    if (site < s->res->nsites)
+        acct_to(&s->res->sites[site], what, dt);
+}
+
+/* CPU overhead inside the current call: the clock moves. */
+static void overhead(sim *s, srank *r, simtime dt)
+{
+    r->now += dt;
+    acct(s, r, r->op, r->site, A_OVH, dt);
+}
+
+/* ---- protocols -------------------------------------------------------------------- */
+
+static uint8_t chan_of(const sim *s, uint32_t a, uint32_t b)
+{
+    return s->node_of[a] == s->node_of[b]; /* 1: inside a node */
+}
+
+static const simmpi_loggp *lgp(const sim *s, uint8_t chan) { return chan ? &s->pf.intra : &s->pf.inter; }
+
+/* Put message m on the wire at `ready` through the sender's NIC (one message
+ * at a time: G(K-1) each) to the receiver's NIC, which also takes one at a
+ * time, in the order the messages are injected; delivered when its last
+ * byte is in: ready + L + G(K-1) when neither NIC is busy. */
+static void inject(sim *s, uint32_t mi, simtime ready)
+{
+    msg *m = &s->ms[mi];
+    srank *src = &s->r[m->src], *dst = &s->r[m->dst];
+    const simmpi_loggp *p = lgp(s, m->chan);
+    simtime gap = sim_gap(p, m->bytes);
+    simtime wire = tmax(ready, src->txfree[m->chan]);
+    src->txfree[m->chan] = wire + gap;
+    simtime in = tmax(wire + p->L, dst->rxfree[m->chan]);
+    dst->rxfree[m->chan] = in + gap;
+    push(s, in + gap, m->dst, EV_DELIVER, mi);
+}
+
+static void req_done(sim *s, uint32_t qi, simtime t);
+
+/* The receiving rank handles an RTS at h: o' to take it, o' to answer CTS. */
+static void handshake(sim *s, uint32_t mi, simtime h)
+{
+    msg *m = &s->ms[mi];
+    srank *d = &s->r[m->dst];
+    const simmpi_loggp *p = lgp(s, m->chan);
+    const req *q = &s->rq[m->rreq];
+    simtime cost = 2 * p->o_prime, cts;
+    if (d->state == RK_RUN) { /* inside the call that posted the receive */
+        overhead(s, d, cost);
+        cts = d->now;
+    } else if (d->state == RK_BLOCKED) { /* idle in a wait: its CPU answers at once */
+        d->now = tmax(h, d->now) + cost;
+        d->wovh += cost;
+        acct(s, d, q->op, q->site, A_OVH, cost);
+        cts = d->now;
+    } else { /* computing: asynchronous progress steals the CPU */
+        d->debt += cost;
+        acct(s, d, q->op, q->site, A_OVH, cost);
+        cts = h + cost;
+    }
+    push(s, cts + p->L, m->src, EV_CTS, mi);
+}
+
+/* A receive found its message: note partners; finish what already arrived. */
+static void pair(sim *s, uint32_t mi, uint32_t qi, int recv_side)
+{
+    msg *m = &s->ms[mi];
+    req *q = &s->rq[qi];
+    m->rreq = qi;
+    q->msg = mi;
+    q->state |= RS_MATCHED;
+    q->syn_to = m->t_send;
+    q->chan = m->chan;
+    if (m->sreq != NIL)
+        s->rq[m->sreq].syn_to = q->t_post;
+    if (!recv_side || !(m->state & MS_ENVELOPE))
+        return;
+    if (!m->rndv) { /* an unexpected eager message: already here */
+        req_done(s, qi, m->t_env);
+        if (m->probe == NIL)
+            msg_free(s, mi);
+    } else {
+        handshake(s, mi, s->r[q->rank].now);
+    }
+}
+
+static void bind_probe(sim *s, uint32_t qi, uint32_t mi)
+{
+    s->rq[qi].msg = mi;
+    s->rq[qi].syn_to = s->ms[mi].t_send;
+    if (s->ms[mi].state & MS_ENVELOPE)
+        req_done(s, qi, s->ms[mi].t_env);
+    else
+        s->ms[mi].probe = qi;
+}
+
+static mkey key_of(uint32_t comm, int coll, uint32_t src, uint32_t dst, int32_t tag)
+{
+    return (mkey){.ctx = comm * 2 + (coll ? 1 : 0), .src = src, .dst = dst, .tag = tag};
+}
+
+static void match_send(sim *s, uint32_t mi, const mkey *k)
+{
+    mentry *e = mt_get(s, k);
+    if (!e)
+        return;
+    if (e->kind == MK_RECVS && e->head != NIL) {
+        uint32_t qi = e->head;
+        e->head = s->rq[qi].next;
+        mt_del_if_idle(&s->mt, e);
+        pair(s, mi, qi, 0);
+        return;
+    }
+    e->kind = MK_SENDS;
+    s->ms[mi].next = NIL;
+    if (e->head == NIL)
+        e->head = mi;
+    else
+        s->ms[e->tail].next = mi;
+    e->tail = mi;
+    if (e->probe != NIL && e->head == mi) {
+        uint32_t pq = e->probe;
+        e->probe = NIL;
+        bind_probe(s, pq, mi);
+    }
+}
+
+static void match_recv(sim *s, uint32_t qi, const mkey *k)
+{
+    mentry *e = mt_get(s, k);
+    if (!e)
+        return;
+    if (e->kind == MK_SENDS && e->head != NIL) {
+        uint32_t mi = e->head;
+        e->head = s->ms[mi].next;
+        if (e->head == NIL)
+            e->kind = MK_RECVS;
+        mt_del_if_idle(&s->mt, e);
+        pair(s, mi, qi, 1);
+        return;
+    }
+    e->kind = MK_RECVS;
+    s->rq[qi].next = NIL;
+    if (e->head == NIL)
+        e->head = qi;
+    else
+        s->rq[e->tail].next = qi;
+    e->tail = qi;
+}
+
+/* Eager: o_s on the CPU, then the wire.  Rendezvous: o' for the RTS; the
+ * data leaves when the CTS comes back (EV_CTS). */
+static void post_send(sim *s, uint32_t rank, const ins_p2p *p, uint32_t comm, int coll,
+                      uint8_t flags)
+{
+    srank *r = &s->r[rank];
+    uint32_t mi = msg_new(s);
+    if (mi == NIL)
+        return;
+    msg *m = &s->ms[mi];
+    m->src = rank;
+    m->dst = (uint32_t)p->peer;
+    m->bytes = p->bytes;
+    m->chan = chan_of(s, rank, m->dst);
+    const simmpi_loggp *lp = lgp(s, m->chan);
+    m->rndv = !(flags & F_BUFFERED) && ((flags & F_SYNC) || p->bytes > lp->eager_limit);
+    m->t_send = r->now;
+    req *q = &s->rq[p->req];
+    q->state |= RS_POSTED;
+    q->msg = mi;
+    q->t_post = r->now;
+    mkey k = key_of(comm, coll, rank, m->dst, p->tag);
+    if (!m->rndv) {
+        overhead(s, r, lp->o_s);
+        inject(s, mi, r->now);
+        req_done(s, p->req, r->now); /* buffered: the send is complete locally */
+    } else {
+        m->sreq = p->req;
+        overhead(s, r, lp->o_prime);
+        s->rq[p->req].syn_from = r->now + lp->L; /* the RTS is there: only the receiver is missing */
+        push(s, r->now + lp->L, m->dst, EV_RTS, mi);
+    }
+    match_send(s, mi, &k);
+}
+
+static void post_recv(sim *s, uint32_t rank, const ins_p2p *p, uint32_t comm, int coll)
+{
+    req *q = &s->rq[p->req];
+    q->state |= RS_POSTED;
+    q->t_post = s->r[rank].now;
+    mkey k = key_of(comm, coll, (uint32_t)p->peer, rank, p->tag);
+    match_recv(s, p->req, &k);
+}
+
+/* ---- completion, blocking and waking ---------------------------------------------- */
+
+/* CPU cost a rank pays when it collects a completed request. */
+static simtime collect_cost(const sim *s, const req *q)
+{
+    if (q->kind == RQ_RECV)
+        return lgp(s, q->chan)->o_r;
+    return q->kind == RQ_PROBE ? s->pf.o_poll : 0;
+}
+
+static void unblock(sim *s, uint32_t rank);
+
+static void req_done(sim *s, uint32_t qi, simtime t)
+{
+    req *q = &s->rq[qi];
+    q->state |= RS_DONE;
+    q->t_done = t;
+    if (q->state & RS_WAITED) {
+        srank *r = &s->r[q->rank];
+        simtime c = collect_cost(s, q);
+        r->now = tmax(r->now, t) + c;
+        r->wovh += c;
+        acct(s, r, r->op, r->site, A_OVH, c);
+        q->state |= RS_CHARGED;
+        if (--r->nwait == 0)
+            unblock(s, q->rank);
+    } else if (q->state & RS_FREED) {
+        req_release(s, qi);
+    }
+}
+
+/* Wait for every request in reqs: collect the completed ones now, block on
+ * the rest.  Returns BLOCKED or DONE. */
+static int wait_reqs(sim *s, uint32_t rank, const uint32_t *reqs, uint32_t n)
+{
+    srank *r = &s->r[rank];
+    r->nwait = 0;
+    r->wovh = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        req *q = &s->rq[reqs[i]];
+        if (!(q->state & RS_DONE)) {
+            q->state |= RS_WAITED;
+            r->nwait++;
+            continue;
+        }
+        if (q->t_done > r->now) { /* finished by protocol work not yet on our clock */
+            acct(s, r, r->op, r->site, A_XFER, q->t_done - r->now);
+            r->now = q->t_done;
+        }
+        if (!(q->state & RS_CHARGED)) {
+            q->state |= RS_CHARGED;
+            overhead(s, r, collect_cost(s, q));
+        }
+    }
+    if (!r->nwait)
+        return DONE;
+    r->w0 = r->now;
+    r->state = RK_BLOCKED;
+    return BLOCKED;
+}
+
+/* Split a finished block into syn (the partner had not arrived: the longest
+ * such stretch among the requests) and transfer (the rest), excluding CPU
+ * work done during it. */
+static void account_block(sim *s, srank *r, const uint32_t *reqs, uint32_t n)
+{
+    simtime wait = r->now > r->w0 + r->wovh ? r->now - r->w0 - r->wovh : 0, syn = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const req *q = &s->rq[reqs[i]];
+        simtime from = tmax(q->syn_from, r->w0), to = q->syn_to < r->now ? q->syn_to : r->now;
+        if (to > from && to - from > syn)
+            syn = to - from;
+    }
+    if (syn > wait)
+        syn = wait;
+    acct(s, r, r->op, r->site, A_SYN, syn);
+    acct(s, r, r->op, r->site, A_XFER, wait - syn);
+}
+
+static void release_all(sim *s, const uint32_t *reqs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        req_release(s, reqs[i]);
+}
+
+static void wait_set(sim *s, uint32_t rank, const uint32_t **reqs, uint32_t *n)
+{
+    srank *r = &s->r[rank];
+    ins *in = &r->fe.q[r->fe.head];
+    if (in->type == I_COLL) {
+        *reqs = r->creq;
+        *n = r->ncreq;
+    } else if (in->type == I_WAIT) {
+        *reqs = in->u.w.reqs;
+        *n = in->u.w.n;
+    } else {
+        *reqs = &in->u.p.req;
+        *n = 1;
+    }
+}
+
+static void unblock(sim *s, uint32_t rank)
+{
+    srank *r = &s->r[rank];
+    const uint32_t *reqs;
+    uint32_t n;
+    wait_set(s, rank, &reqs, &n);
+    account_block(s, r, reqs, n);
+    r->unblocked = 1;
+    r->state = RK_QUEUED;
+    if (s->nwoken < sizeof s->woken / sizeof s->woken[0])
+        s->woken[s->nwoken++] = rank;
+    else
+        queue_rank(s, rank);
+}
+
+/* ---- heap events ---------------------------------------------------------------------- */
+
+static void deliver(sim *s, uint32_t mi, simtime t)
+{
+    msg *m = &s->ms[mi];
+    if (!(m->state & MS_ENVELOPE))
+        m->t_env = t;
+    m->state |= MS_ENVELOPE | MS_DELIVERED;
+    if (m->probe != NIL) {
+        uint32_t pq = m->probe;
+        m->probe = NIL;
+        req_done(s, pq, t);
+    }
+    if (s->ms[mi].rreq != NIL) {
+        req_done(s, s->ms[mi].rreq, t);
+        msg_free(s, mi);
+    }
+}
+
+static void ev_rts(sim *s, uint32_t mi, simtime t)
+{
+    msg *m = &s->ms[mi];
+    m->state |= MS_ENVELOPE;
+    m->t_env = t;
+    if (m->probe != NIL) {
+        uint32_t pq = m->probe;
+        m->probe = NIL;
+        req_done(s, pq, t);
+    }
+    if (s->ms[mi].rreq != NIL)
+        handshake(s, mi, t);
+}
+
+/* CTS back at the sender: o' to take it, o_s to send the data. */
+static void ev_cts(sim *s, uint32_t mi, simtime t)
+{
+    msg *m = &s->ms[mi];
+    srank *r = &s->r[m->src];
+    const simmpi_loggp *p = lgp(s, m->chan);
+    const req *q = &s->rq[m->sreq];
+    simtime cost = p->o_prime + p->o_s, ready;
+    if (r->state == RK_BLOCKED) {
+        r->now = tmax(t, r->now) + cost;
+        r->wovh += cost;
+        ready = r->now;
+    } else {
+        r->debt += cost;
+        ready = t + cost;
+    }
+    acct(s, r, q->op, q->site, A_OVH, cost);
+    uint32_t sq = m->sreq;
+    m->sreq = NIL;
+    inject(s, mi, ready);
+    req_done(s, sq, ready);
+}
+
+/* ---- instructions ------------------------------------------------------------------------ */
+
+static void coll_post(sim *s, uint32_t rank, const ins *in, const coll_xfer *x, int send)
+{
+    srank *r = &s->r[rank];
+    uint32_t qi = req_new(s, rank, send ? RQ_SEND : RQ_RECV);
+    if (qi == NIL)
+        return;
+    const ph_comm_info *ci = sim_comm(s, in->comm);
+    uint32_t world = (uint32_t)ci->members[x->peer];
+    req *q = &s->rq[qi];
+    q->state = RS_COLL;
+    q->comm = in->comm;
+    q->peer = (int32_t)world;
+    q->op = r->op;
+    q->site = r->site;
+    r->creq[r->ncreq++] = qi;
+    ins_p2p p = {.peer = (int32_t)world, .tag = 0, .bytes = x->bytes, .req = qi};
+    if (send)
+        post_send(s, rank, &p, in->comm, 1, 0);
+    else
+        post_recv(s, rank, &p, in->comm, 1);
+}
+
+/* Post round r->round of the collective; DONE when there are no more rounds. */
+static int coll_start_round(sim *s, uint32_t rank, const ins *in)
+{
+    srank *r = &s->r[rank];
+    coll_round *cr = &s->cr;
+    int rc = coll_round_get(&in->u.c, r->round, cr);
+    if (rc < 0)
+        return sim_fail(s, "rank %u: %s: cannot build round %u of the collective", rank,
+                        ph_ops[in->op].name, r->round);
+    if (rc == 0)
+        return DONE;
+    uint32_t need = cr->nsend + cr->nrecv;
+    if (need > r->capcreq) {
+        uint32_t *v = realloc(r->creq, need * sizeof *v);
+        if (!v)
+            return sim_fail(s, "out of memory");
+        r->creq = v;
+        r->capcreq = need;
+    }
+    r->ncreq = 0;
+    for (uint32_t i = 0; i < cr->nrecv; i++)
+        coll_post(s, rank, in, &cr->recv[i], 0);
+    for (uint32_t i = 0; i < cr->nsend; i++)
+        coll_post(s, rank, in, &cr->send[i], 1);
+    r->rcomp = (simtime)(((unsigned __int128)cr->reduce_bytes * s->pf.gamma_fs + 500) / 1000);
+    return BLOCKED;
+}
+
+static void coll_end_round(sim *s, srank *r)
+{
+    release_all(s, r->creq, r->ncreq);
+    r->ncreq = 0;
+    overhead(s, r, r->rcomp);
+    r->round++;
+}
+
+static int exec_coll(sim *s, uint32_t rank, const ins *in)
+{
+    srank *r = &s->r[rank];
+    if (r->unblocked) {
+        r->unblocked = 0;
+        coll_end_round(s, r);
+    }
+    for (;;) {
+        int rc = coll_start_round(s, rank, in);
+        if (rc != BLOCKED) {
+            r->round = 0;
+            return rc < 0 ? rc : DONE;
+        }
+        if (wait_reqs(s, rank, r->creq, r->ncreq) == BLOCKED)
+            return BLOCKED;
+        coll_end_round(s, r);
+    }
+}
+
+static int exec_wait(sim *s, uint32_t rank, const ins *in)
+{
+    srank *r = &s->r[rank];
+    if (r->unblocked)
+        r->unblocked = 0;
+    else if (wait_reqs(s, rank, in->u.w.reqs, in->u.w.n) == BLOCKED)
+        return BLOCKED;
+    release_all(s, in->u.w.reqs, in->u.w.n);
+    return DONE;
+}
+
+/* A probe waits for the envelope of the next message nobody has matched. */
+static int exec_probe(sim *s, uint32_t rank, const ins *in)
+{
+    srank *r = &s->r[rank];
+    uint32_t qi = in->u.p.req;
+    if (!r->unblocked) {
+        mkey k = key_of(in->comm, 0, (uint32_t)in->u.p.peer, rank, in->u.p.tag);
+        mentry *e = mt_get(s, &k);
+        if (!e)
+            return -1;
+        s->rq[qi].t_post = r->now;
+        if (e->kind == MK_SENDS && e->head != NIL)
+            bind_probe(s, qi, e->head);
+        else
+            e->probe = qi;
+        if (wait_reqs(s, rank, &qi, 1) == BLOCKED)
+            return BLOCKED;
+    }
+    r->unblocked = 0;
+    req_release(s, qi);
+    return DONE;
+}
+
+static void rank_finish(sim *s, uint32_t rank, int complete)
+{
+    srank *r = &s->r[rank];
+    simmpi_rank_result *rr = &s->res->ranks[rank];
+    r->state = RK_DONE;
+    rr->finish = r->now;
+    rr->complete = complete;
+    s->done++;
+}
+
+static int exec(sim *s, uint32_t rank, ins *in)
+{
+    srank *r = &s->r[rank];
+    switch (in->type) {
+    case I_SEND: post_send(s, rank, &in->u.p, in->comm, 0, in->flags); return DONE;
+    case I_RECV: post_recv(s, rank, &in->u.p, in->comm, 0); return DONE;
+    case I_WAIT: return exec_wait(s, rank, in);
+    case I_POLL: overhead(s, r, s->pf.o_poll); return DONE;
+    case I_PROBE: return exec_probe(s, rank, in);
+    case I_COLL: return exec_coll(s, rank, in); /* an Ixxx runs (and is billed) in its Wait */
+    case I_END: rank_finish(s, rank, 1); return ENDED;
+    default: return DONE;
+    }
+}
+
+/* Entering an MPI call: the computation unit before it runs first. */
+static void call_start(sim *s, srank *r, const ins *in)
+{
+    r->op = in->op;
+    r->site = in->site;
+    r->acct.calls++;
+    s->res->ops[in->op].calls++;
+    if (in->site < s->res->nsites)
+        s->res->sites[in->site].calls++;
+    r->now += in->comp;
+    r->acct.comp += in->comp;
+    r->comp_done = 1;
+}
+
+/* Run rank as far as it can go without passing an earlier event. */
+static void rank_run(sim *s, uint32_t rank)
+{
+    srank *r = &s->r[rank];
+    r->state = RK_RUN;
+    if (r->debt) {
+        r->now += r->debt;
+        r->debt = 0;
+        if (!may_continue(s, rank))
+            return queue_rank(s, rank);
+    }
+    for (;;) {
+        ins *in = fe_head(s, rank);
+        if (s->failed)
+            return;
+        if (!in)
+            return rank_finish(s, rank, 0);
+        if ((in->flags & F_CALL) && !r->comp_done && !r->unblocked) {
+            call_start(s, r, in);
+            if (in->comp && !may_continue(s, rank))
+                return queue_rank(s, rank);
+        }
+        int rc = exec(s, rank, in);
+        if (rc != DONE)
+            return;
+        fe_pop(s, rank);
+        r->comp_done = 0;
+        if (!may_continue(s, rank))
+            return queue_rank(s, rank);
+    }
+}
+
+/* ---- the loop --------------------------------------------------------------------------------- */
+
+static void report_progress(sim *s, simtime now)
+{
+    if (!s->o->progress || s->events < s->next_progress)
+        return;
+    s->next_progress = s->events + (1u << 20);
+    simmpi_progress p = {.events = s->events, .ranks_done = s->done, .nranks = s->n, .now = now};
+    s->o->progress(s->o->progress_ctx, &p);
+}
+
+/* Ranks an event woke: one that is the earliest thing to happen runs at once
+ * (no heap round trip); otherwise they queue.  Never inside the event's own
+ * handler, which may still be using the message that woke them. */
+static void resume_woken(sim *s)
+{
+    if (s->nwoken == 1 && may_continue(s, s->woken[0]))
+        rank_run(s, s->woken[0]);
+    else
+        for (uint32_t i = 0; i < s->nwoken; i++)
+            queue_rank(s, s->woken[i]);
+    s->nwoken = 0;
+}
+
+static void run_loop(sim *s)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        queue_rank(s, i);
+    while (s->nh && !s->failed) {
+        hev e = pop(s);
+        s->res->heap_events++;
+        switch (ev_type(&e)) {
+        case EV_RESUME: rank_run(s, ev_rank(&e)); break;
+        case EV_DELIVER: deliver(s, ev_ref(&e), e.t); break;
+        case EV_RTS: ev_rts(s, ev_ref(&e), e.t); break;
+        case EV_CTS: ev_cts(s, ev_ref(&e), e.t); break;
+        }
+        if (s->nwoken)
+            resume_woken(s);
+        report_progress(s, e.t);
+    }
+}
+
+/* ---- deadlock report ------------------------------------------------------------------------ */
+
+static const char *partner_state(const sim *s, int32_t peer)
+{
+    if (peer < 0 || (uint32_t)peer >= s->n)
+        return "";
+    switch (s->r[peer].state) {
+    case RK_DONE: return s->res->ranks[peer].complete ? ", which has finished" : ", whose trace has ended";
+    case RK_BLOCKED: return ", which is blocked too";
+    default: return "";
+    }
+}
+
+static int describe_req(const sim *s, const req *q, char *buf, size_t cap)
+{
+    char where[64];
+    if (q->state & RS_COLL)
+        snprintf(where, sizeof where, "in a collective on comm %u", q->comm);
+    else
+        snprintf(where, sizeof where, "tag %d, comm %u", q->tag, q->comm);
+    if (q->kind == RQ_SEND)
+        return snprintf(buf, cap, "rank %d to receive a message (%s)%s", q->peer, where,
+                        partner_state(s, q->peer));
+    return snprintf(buf, cap, "%s from rank %d (%s)%s",
+                    q->kind == RQ_PROBE ? "a message to probe" : "a message", q->peer, where,
+                    partner_state(s, q->peer));
+}
+
+static void describe_stuck(sim *s, uint32_t rank, simmpi_stuck *st)
+{
+    srank *r = &s->r[rank];
+    const uint32_t *reqs;
+    uint32_t n, shown = 0, more = 0;
+    *st = (simmpi_stuck){.rank = rank, .op = r->op, .site = r->site, .since = r->w0};
+    wait_set(s, rank, &reqs, &n);
+    size_t len = (size_t)snprintf(st->what, sizeof st->what, "waiting for ");
+    for (uint32_t i = 0; i < n; i++) {
+        const req *q = &s->rq[reqs[i]];
+        if (q->state & RS_DONE)
+            continue;
+        if (shown && len + 80 > sizeof st->what) {
+            more++;
+            continue;
+        }
+        if (shown)
+            len += (size_t)snprintf(st->what + len, sizeof st->what - len, "; ");
+        int k = describe_req(s, q, st->what + len, sizeof st->what - len);
+        len = k > 0 && len + (size_t)k < sizeof st->what ? len + (size_t)k : sizeof st->what - 1;
+        shown++;
+    }
+    if (more)
+        snprintf(st->what + len, sizeof st->what - len, "; and %u more", more);
+}
+
+static int report_stuck(sim *s)
+{
+    simmpi_result *res = s->res;
+    for (uint32_t i = 0; i < s->n; i++)
+        res->nstuck += s->r[i].state != RK_DONE;
+    if (!res->nstuck)
+        return 0;
+    res->stuck = calloc(res->nstuck, sizeof *res->stuck);
+    if (!res->stuck)
+        return sim_fail(s, "out of memory");
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->r[i].state != RK_DONE)
+            describe_stuck(s, i, &res->stuck[k++]);
+    return 0;
+}
+
+/* ---- communicators ------------------------------------------------------------------------------ */
+
+const ph_comm_info *sim_comm(sim *s, uint32_t id)
+{
+    if (id >= s->ncomms) {
+        uint32_t nc = id + 16;
+        comm_cache *c = realloc(s->comms, nc * sizeof *c);
+        if (!c)
+            return NULL;
+        memset(c + s->ncomms, 0, (nc - s->ncomms) * sizeof *c);
+        s->comms = c;
+        s->ncomms = nc;
+    }
+    comm_cache *c = &s->comms[id];
+    if (!c->info)
+        c->info = s->src->comm(s->src->ctx, id);
+    return c->info;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int32_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Rank of world rank `world` in communicator `comm`: a sorted (world, rank)
+ * table per communicator, built the first time it is needed. */
+int32_t sim_comm_rank(sim *s, uint32_t comm, uint32_t world)
+{
+    const ph_comm_info *ci = sim_comm(s, comm);
+    if (!ci)
+        return -1;
+    comm_cache *c = &s->comms[comm];
+    if (!c->rank_of) {
+        c->rank_of = malloc(2 * (size_t)(ci->size + 1) * sizeof(int32_t));
+        if (!c->rank_of)
+            return -1;
+        for (uint32_t i = 0; i < ci->size; i++) {
+            c->rank_of[2 * i] = ci->members[i];
+            c->rank_of[2 * i + 1] = (int32_t)i;
+        }
+        qsort(c->rank_of, ci->size, 2 * sizeof(int32_t), cmp_pair);
+        c->n = ci->size;
+    }
+    uint32_t lo = 0, hi = c->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->rank_of[2 * mid] < (int32_t)world)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->n && c->rank_of[2 * lo] == (int32_t)world ? c->rank_of[2 * lo + 1] : -1;
+}
+
+/* ---- setting up and tearing down ------------------------------------------------------------------ */
+
+uint32_t simmpi_node_block(uint32_t rank, uint32_t ppn) { return ppn ? rank / ppn : 0; }
+
+uint32_t simmpi_node_cyclic(uint32_t rank, uint32_t nranks, uint32_t ppn)
+{
+    uint32_t nodes = ppn ? (nranks + ppn - 1) / ppn : 1;
+    return rank % (nodes ? nodes : 1);
+}
+
+void simmpi_options_default(simmpi_options *o)
+{
+    memset(o, 0, sizeof *o);
+    simmpi_platform_default(&o->platform);
+    o->comp_scale = 1.0;
+}
+
+static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_err *err)
+{
+    s->o = o;
+    s->pf = o->platform;
+    s->src = src;
+    s->n = src->nranks;
+    s->err = err;
+    s->freerq = s->freems = NIL;
+    if (src->nranks > SIMMPI_MAX_RANKS)
+        return sim_fail(s, "%u ranks: the simulator takes at most %u", src->nranks, SIMMPI_MAX_RANKS);
+    if (!(o->comp_scale >= 0))
+        return sim_fail(s, "computation scale %g is not a factor >= 0", o->comp_scale);
+    s->res = calloc(1, sizeof *s->res);
+    s->r = calloc(s->n ? s->n : 1, sizeof *s->r);
+    if (!s->res || !s->r)
+        return sim_fail(s, "out of memory (%u ranks)", s->n);
+    s->res->nranks = s->n;
+    s->res->nsites = src->nsites;
+    s->res->ranks = calloc(s->n ? s->n : 1, sizeof *s->res->ranks);
+    s->res->sites = calloc(src->nsites + 1, sizeof *s->res->sites);
+    if (!s->res->ranks || !s->res->sites)
+        return sim_fail(s, "out of memory (%u ranks)", s->n);
+    if (o->node_of) {
+        s->node_of = o->node_of;
+    } else {
+        uint32_t ppn = o->ppn ? o->ppn : (s->pf.cores_per_node ? s->pf.cores_per_node : 1);
+        if (!(s->own_node_of = malloc((s->n + 1) * sizeof *s->own_node_of)))
+            return sim_fail(s, "out of memory");
+        for (uint32_t i = 0; i < s->n; i++)
+            s->own_node_of[i] = simmpi_node_block(i, ppn);
+        s->node_of = s->own_node_of;
+    }
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->node_of[i] + 1 > s->res->nnodes)
+            s->res->nnodes = s->node_of[i] + 1;
+    return 0;
+}
+
+static void collect_results(sim *s)
+{
+    simmpi_result *res = s->res;
+    for (uint32_t i = 0; i < s->n; i++) {
+        simmpi_rank_result *rr = &res->ranks[i];
+        const fe_rank *f = &s->r[i].fe;
+        if (s->r[i].state != RK_DONE)
+            rr->finish = s->r[i].now;
+        rr->b = s->r[i].acct;
+        rr->events = f->events;
+        rr->measured_ns = f->started && f->t_end > f->t_start ? f->t_end - f->t_start : 0;
+        if (rr->finish > res->total)
+            res->total = rr->finish;
+        if (rr->measured_ns > res->measured_ns)
+            res->measured_ns = rr->measured_ns;
+    }
+    res->events = s->events;
+    for (uint64_t i = 0; s->mt.e && i <= s->mt.mask; i++)
+        if (s->mt.e[i].kind == MK_SENDS)
+            for (uint32_t m = s->mt.e[i].head; m != NIL; m = s->ms[m].next)
+                res->unmatched_sends++;
+}
+
+static void teardown(sim *s)
+{
+    for (uint32_t i = 0; s->r && i < s->n; i++) {
+        fe_free(&s->r[i].fe);
+        free(s->r[i].creq);
+    }
+    for (uint32_t i = 0; i < s->ncomms; i++)
+        free(s->comms[i].rank_of);
+    free(s->comms);
+    free(s->r);
+    free(s->own_node_of);
+    free(s->rq);
+    free(s->ms);
+    free(s->mt.e);
+    free(s->h);
+    free(s->cr.send);
+    free(s->cr.recv);
+}
+
+void simmpi_result_free(simmpi_result *res)
+{
+    if (!res)
+        return;
+    free(res->ranks);
+    free(res->sites);
+    free(res->stuck);
+    free(res);
+}
+
+int simmpi_run(const simmpi_options *o, const simmpi_source *src, simmpi_result **out, ph_err *err)
+{
+    sim s = {0};
+    *out = NULL;
+    if (setup(&s, o, src, err) == 0) {
+        run_loop(&s);
+        if (!s.failed) {
+            collect_results(&s);
+            report_stuck(&s);
+        }
+    }
+    teardown(&s);
+    if (s.failed) {
+        simmpi_result_free(s.res);
+        return -1;
+    }
+    *out = s.res;
+    return 0;
+}
+
+const char *simmpi_fmt_time(simtime t, char *buf, size_t cap)
+{
+    double ns = (double)t / 1000.0;
+    if (ns >= 1e9)
+        snprintf(buf, cap, "%.6f s", ns / 1e9);
+    else if (ns >= 1e6)
+        snprintf(buf, cap, "%.3f ms", ns / 1e6);
+    else if (ns >= 1e3)
+        snprintf(buf, cap, "%.3f us", ns / 1e3);
+    else
+        snprintf(buf, cap, "%.3f ns", ns);
+    return buf;
+}

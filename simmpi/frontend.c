@@ -1,0 +1,897 @@
+/* frontend.c - one rank's ph_events as engine instructions.
+ *
+ * Every MPI call becomes one or more instructions (a blocking Recv is a
+ * receive plus a wait), the first carrying the computation unit before the
+ * call.  Requests get engine requests; persistent ones a new one per Start.
+ *
+ * A receive from MPI_ANY_SOURCE (or with MPI_ANY_TAG) cannot be matched until
+ * we know what it matched, and the trace says so only at the Wait or Test
+ * that completed it.  So the front end reads ahead: the receive waits in the
+ * instruction ring, marked unresolved, until that completion is read; the
+ * engine never executes past it.  Test-family calls follow the recorded
+ * flag: a completion happens where the trace says it happened.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define LOOKAHEAD_MAX (1u << 22) /* instructions buffered to resolve one wildcard receive */
+
+/* ---- the instruction ring ------------------------------------------------------ */
+
+static ins *ring_at(fe_rank *f, uint64_t abs) { return &f->q[(f->head + (abs - f->base)) & (f->cap - 1)]; }
+
+static int ring_grow(fe_rank *f)
+{
+    uint32_t nc = f->cap ? f->cap * 2 : 4;
+    ins *q = malloc(nc * sizeof *q);
+    if (!q)
+        return -1;
+    for (uint32_t i = 0; i < f->len; i++)
+        q[i] = f->q[(f->head + i) & (f->cap - 1)];
+    for (uint32_t i = 0; i < f->len; i++) /* inline request arrays moved with their ins */
+        if (q[i].type == I_WAIT && q[i].u.w.n <= 3)
+            q[i].u.w.reqs = q[i].u.w.inl;
+    free(f->q);
+    f->q = q;
+    f->cap = nc;
+    f->head = 0;
+    return 0;
+}
+
+typedef struct tctx { /* translating one event */
+    sim *s;
+    uint32_t rank;
+    fe_rank *f;
+    const ph_event *ev;
+    simtime comp;
+    int first;
+} tctx;
+
+/* Appends an instruction; the first of a call carries comp, op and site. */
+static ins *emit(tctx *t, uint8_t type)
+{
+    fe_rank *f = t->f;
+    if (f->len == f->cap && ring_grow(f) < 0) {
+        sim_fail(t->s, "out of memory (rank %u)", t->rank);
+        return NULL;
+    }
+    ins *in = &f->q[(f->head + f->len) & (f->cap - 1)];
+    f->len++;
+    memset(in, 0, sizeof *in);
+    in->type = type;
+    in->op = t->ev->op;
+    in->site = t->ev->site;
+    in->comm = t->ev->comm;
+    if (t->first) {
+        in->flags = F_CALL;
+        in->comp = t->comp;
+        t->first = 0;
+    }
+    return in;
+}
+
+static uint64_t abs_of(const fe_rank *f, const ins *in)
+{
+    uint32_t pos = (uint32_t)(in - f->q);
+    return f->base + ((pos - f->head) & (f->cap - 1));
+}
+
+void fe_pop(sim *s, uint32_t rank)
+{
+    fe_rank *f = &s->r[rank].fe;
+    ins *in = &f->q[f->head];
+    if (in->type == I_WAIT && in->u.w.reqs != in->u.w.inl)
+        free(in->u.w.reqs);
+    if (in->type == I_COLL)
+        free(in->u.c.v);
+    f->head = (f->head + 1) & (f->cap - 1);
+    f->base++;
+    f->len--;
+}
+
+/* ---- request map: trace request id -> fe_req (linear probing) ------------------ */
+
+/* Trace request ids are sequential per rank: the id itself spreads them, and
+ * the requests of one Waitall sit side by side in the map. */
+static uint64_t id_hash(uint64_t id) { return id; }
+
+static fe_req *map_find(fe_rank *f, uint64_t id)
+{
+    if (!f->mapcap || !id || id == UINT64_MAX)
+        return NULL;
+    for (uint32_t i = (uint32_t)id_hash(id) & (f->mapcap - 1);; i = (i + 1) & (f->mapcap - 1)) {
+        if (f->map[i].id == id)
+            return &f->map[i];
+        if (!f->map[i].id)
+            return NULL;
+    }
+}
+
+static int map_grow(fe_rank *f)
+{
+    uint32_t nc = f->mapcap ? f->mapcap * 2 : 8;
+    fe_req *m = calloc(nc, sizeof *m);
+    if (!m)
+        return -1;
+    for (uint32_t i = 0; i < f->mapcap; i++) {
+        if (!f->map[i].id)
+            continue;
+        uint32_t j = (uint32_t)id_hash(f->map[i].id) & (nc - 1);
+        while (m[j].id)
+            j = (j + 1) & (nc - 1);
+        m[j] = f->map[i];
+    }
+    free(f->map);
+    f->map = m;
+    f->mapcap = nc;
+    return 0;
+}
+
+/* A fresh entry for id (replacing a stale one: ids are never reused, but a
+ * trace cut short may leave requests behind). */
+static fe_req *map_add(tctx *t, uint64_t id, uint8_t kind)
+{
+    fe_rank *f = t->f;
+    fe_req *e = map_find(f, id);
+    if (!e) {
+        if ((f->mapused + 1) * 2 > f->mapcap && map_grow(f) < 0) {
+            sim_fail(t->s, "out of memory (rank %u)", t->rank);
+            return NULL;
+        }
+        uint32_t i = (uint32_t)id_hash(id) & (f->mapcap - 1);
+        while (f->map[i].id)
+            i = (i + 1) & (f->mapcap - 1);
+        e = &f->map[i];
+        f->mapused++;
+    }
+    *e = (fe_req){.id = id, .ereq = NIL, .kind = kind};
+    return e;
+}
+
+static void map_del(fe_rank *f, fe_req *e)
+{
+    uint32_t i = (uint32_t)(e - f->map), j = i, mask = f->mapcap - 1;
+    free(e->coll);
+    e->id = 0;
+    f->mapused--;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!f->map[j].id)
+            return;
+        uint32_t home = (uint32_t)id_hash(f->map[j].id) & mask;
+        if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+            continue;
+        f->map[i] = f->map[j];
+        f->map[j].id = 0;
+        i = j;
+    }
+}
+
+/* ---- engine requests -------------------------------------------------------------- */
+
+static uint32_t new_req(tctx *t, uint8_t kind, int32_t peer, int32_t tag)
+{
+    uint32_t q = req_new(t->s, t->rank, kind);
+    if (q != NIL) {
+        req *r = &t->s->rq[q];
+        r->op = t->ev->op;
+        r->site = t->ev->site;
+        r->comm = t->ev->comm;
+        r->peer = peer;
+        r->tag = tag;
+    }
+    return q;
+}
+
+/* A request that completes at once at no cost (PROC_NULL, cancelled). */
+static void req_null(sim *s, uint32_t q)
+{
+    s->rq[q].state |= RS_POSTED | RS_DONE | RS_CHARGED;
+}
+
+/* The application freed a request (MPI_Request_free): release it when done. */
+static void req_app_free(sim *s, uint32_t q)
+{
+    if (s->rq[q].state & RS_DONE)
+        req_release(s, q);
+    else
+        s->rq[q].state |= RS_FREED;
+}
+
+static int bad_rank(tctx *t, const char *what, int32_t r)
+{
+    return sim_fail(t->s, "rank %u: event %llu (%s): %s %d is not a rank of the job", t->rank,
+                    (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name, what, r);
+}
+
+static int world_ok(const tctx *t, int32_t w) { return w >= 0 && (uint32_t)w < t->s->n; }
+
+/* ---- point-to-point ------------------------------------------------------------------ */
+
+static ins *emit_p2p(tctx *t, uint8_t type, int32_t peer, int32_t tag, uint64_t bytes, uint32_t q)
+{
+    ins *in = emit(t, type);
+    if (in)
+        in->u.p = (ins_p2p){.peer = peer, .tag = tag, .bytes = bytes, .req = q};
+    return in;
+}
+
+static int emit_wait(tctx *t, const uint32_t *reqs, uint32_t n)
+{
+    ins *in = emit(t, I_WAIT);
+    if (!in)
+        return -1;
+    in->u.w.n = n;
+    in->u.w.reqs = n <= 3 ? in->u.w.inl : malloc(n * sizeof *reqs);
+    if (!in->u.w.reqs)
+        return sim_fail(t->s, "out of memory (rank %u)", t->rank);
+    memcpy(in->u.w.reqs, reqs, n * sizeof *reqs);
+    return 0;
+}
+
+static uint8_t send_flags(uint16_t op)
+{
+    if (op == PH_OP_SSEND || op == PH_OP_ISSEND || op == PH_OP_SSEND_INIT)
+        return F_SYNC;
+    if (op == PH_OP_BSEND || op == PH_OP_IBSEND || op == PH_OP_BSEND_INIT)
+        return F_BUFFERED;
+    return 0;
+}
+
+/* Posts a send; returns its engine request (NIL after a failure). */
+static uint32_t post_send(tctx *t, int32_t peer_world, int32_t tag, uint64_t bytes, uint8_t flags)
+{
+    if (!world_ok(t, peer_world)) {
+        bad_rank(t, "destination", peer_world);
+        return NIL;
+    }
+    uint32_t q = new_req(t, RQ_SEND, peer_world, tag);
+    ins *in = q == NIL ? NULL : emit_p2p(t, I_SEND, peer_world, tag, bytes, q);
+    if (in)
+        in->flags |= flags;
+    return in ? q : NIL;
+}
+
+static int t_send(tctx *t)
+{
+    const ph_event *ev = t->ev;
+    if (ev->peer == PH_PROC_NULL)
+        return emit(t, I_NOP) ? 0 : -1;
+    uint32_t q = post_send(t, ev->peer_world, ev->tag, ev->bytes, send_flags(ev->op));
+    return q == NIL ? -1 : emit_wait(t, &q, 1);
+}
+
+/* A receive whose source and tag are known (from a status, or not wildcards). */
+static uint32_t post_recv(tctx *t, int32_t src_world, int32_t tag, uint64_t bytes)
+{
+    if (!world_ok(t, src_world)) {
+        bad_rank(t, "source", src_world);
+        return NIL;
+    }
+    uint32_t q = new_req(t, RQ_RECV, src_world, tag);
+    return q != NIL && emit_p2p(t, I_RECV, src_world, tag, bytes, q) ? q : NIL;
+}
+
+static int t_recv(tctx *t)
+{
+    const ph_event *ev = t->ev;
+    const ph_status *st = ev->nstatus ? &ev->status[0] : NULL;
+    if (ev->peer == PH_PROC_NULL || !st || st->source < 0)
+        return emit(t, I_NOP) ? 0 : -1;
+    uint32_t q = post_recv(t, st->source_world, st->tag, st->bytes);
+    return q == NIL ? -1 : emit_wait(t, &q, 1);
+}
+
+/* Posts a nonblocking receive for map entry e; wildcards wait for their status. */
+static int post_irecv(tctx *t, fe_req *e, int32_t peer, int32_t peer_world, int32_t tag, uint64_t bytes)
+{
+    uint32_t q = new_req(t, RQ_RECV, peer_world, tag);
+    if (q == NIL)
+        return -1;
+    e->ereq = q;
+    if (peer == PH_PROC_NULL) {
+        req_null(t->s, q);
+        return 0;
+    }
+    if (peer != PH_ANY_SOURCE && tag != PH_ANY_TAG) {
+        if (!world_ok(t, peer_world))
+            return bad_rank(t, "source", peer_world);
+        return emit_p2p(t, I_RECV, peer_world, tag, bytes, q) ? 0 : -1;
+    }
+    ins *in = emit_p2p(t, I_RECV, -1, tag, bytes, q);
+    if (!in)
+        return -1;
+    in->flags |= F_UNRESOLVED;
+    e->pending = abs_of(t->f, in) + 1;
+    t->f->unresolved++;
+    return 0;
+}
+
+static int t_isend(tctx *t)
+{
+    const ph_event *ev = t->ev;
+    fe_req *e = map_add(t, ev->newreq, FK_SEND);
+    if (!e)
+        return -1;
+    if (ev->peer == PH_PROC_NULL) {
+        uint32_t q = new_req(t, RQ_SEND, PH_PROC_NULL, ev->tag);
+        if (q == NIL)
+            return -1;
+        req_null(t->s, q);
+        e->ereq = q;
+        return 0;
+    }
+    uint32_t q = post_send(t, ev->peer_world, ev->tag, ev->bytes, send_flags(ev->op));
+    if (q == NIL)
+        return -1;
+    map_find(t->f, ev->newreq)->ereq = q;
+    return 0;
+}
+
+static int t_irecv(tctx *t)
+{
+    const ph_event *ev = t->ev;
+    fe_req *e = map_add(t, ev->newreq, FK_RECV);
+    return e ? post_irecv(t, e, ev->peer, ev->peer_world, ev->tag, ev->bytes) : -1;
+}
+
+static int t_pinit(tctx *t, uint8_t kind)
+{
+    const ph_event *ev = t->ev;
+    fe_req *e = map_add(t, ev->newreq, kind);
+    if (!e)
+        return -1;
+    e->comm = ev->comm;
+    e->peer = ev->peer == PH_PROC_NULL || ev->peer == PH_ANY_SOURCE ? ev->peer : ev->peer_world;
+    e->tag = ev->tag;
+    e->bytes = ev->bytes;
+    e->flags = send_flags(ev->op);
+    return 0;
+}
+
+static int start_one(tctx *t, uint64_t id)
+{
+    fe_req *e = map_find(t->f, id);
+    if (!e || (e->kind != FK_PSEND && e->kind != FK_PRECV))
+        return 0; /* a request we never saw created: nothing to simulate */
+    if (e->kind == FK_PRECV)
+        return post_irecv(t, e, e->peer, e->peer, e->tag, e->bytes);
+    if (e->peer == PH_PROC_NULL) {
+        uint32_t q = new_req(t, RQ_SEND, PH_PROC_NULL, e->tag);
+        if (q == NIL)
+            return -1;
+        req_null(t->s, q);
+        e->ereq = q;
+        return 0;
+    }
+    int32_t peer = e->peer, tag = e->tag;
+    uint32_t q = post_send(t, peer, tag, e->bytes, e->flags);
+    if (q == NIL)
+        return -1;
+    map_find(t->f, id)->ereq = q;
+    return 0;
+}
+
+static int t_start(tctx *t)
+{
+    for (uint32_t i = 0; i < t->ev->nreqs; i++)
+        if (start_one(t, t->ev->reqs[i]) < 0)
+            return -1;
+    return 0;
+}
+
+static int t_sendrecv(tctx *t)
+{
+    const ph_event *ev = t->ev;
+    const ph_status *st = ev->nstatus ? &ev->status[0] : NULL;
+    uint32_t reqs[2], n = 0;
+    if (ev->rpeer != PH_PROC_NULL && st && st->source >= 0) {
+        uint32_t q = post_recv(t, st->source_world, st->tag, st->bytes);
+        if (q == NIL)
+            return -1;
+        reqs[n++] = q;
+    }
+    if (ev->peer != PH_PROC_NULL) {
+        uint32_t q = post_send(t, ev->peer_world, ev->tag, ev->bytes, 0);
+        if (q == NIL)
+            return -1;
+        reqs[n++] = q;
+    }
+    return n ? emit_wait(t, reqs, n) : 0;
+}
+
+/* Probe, Iprobe, Mprobe, Improbe: a found message is probed (and for the M
+ * forms received into the message handle) where the trace says it was. */
+static int t_probe(tctx *t, unsigned kind)
+{
+    const ph_event *ev = t->ev;
+    if ((kind == PH_K_IPROBE || kind == PH_K_IMPROBE) && ev->flag <= 0)
+        return emit(t, I_POLL) ? 0 : -1;
+    const ph_status *st = ev->nstatus ? &ev->status[0] : NULL;
+    int matched = st && st->source >= 0;
+    if (matched && !world_ok(t, st->source_world))
+        return bad_rank(t, "source", st->source_world);
+    if (matched) {
+        uint32_t q = new_req(t, RQ_PROBE, st->source_world, st->tag);
+        if (q == NIL || !emit_p2p(t, I_PROBE, st->source_world, st->tag, 0, q))
+            return -1;
+    }
+    if (kind != PH_K_MPROBE && kind != PH_K_IMPROBE)
+        return 0;
+    uint32_t q = matched ? post_recv(t, st->source_world, st->tag, st->bytes) : NIL;
+    if (matched && q == NIL)
+        return -1;
+    fe_req *e = map_add(t, ev->newreq, FK_MSGH);
+    if (!e)
+        return -1;
+    e->ereq = q;
+    return 0;
+}
+
+static int t_mrecv(tctx *t, unsigned kind)
+{
+    const ph_event *ev = t->ev;
+    fe_req *h = ev->nreqs ? map_find(t->f, ev->reqs[0]) : NULL;
+    uint32_t q = h ? h->ereq : NIL;
+    if (h)
+        map_del(t->f, h);
+    if (kind == PH_K_MRECV)
+        return q == NIL ? 0 : emit_wait(t, &q, 1);
+    fe_req *e = map_add(t, ev->newreq, FK_RECV);
+    if (!e)
+        return -1;
+    if (q == NIL) { /* MPI_MESSAGE_NO_PROC: completes at once */
+        if ((q = new_req(t, RQ_RECV, PH_PROC_NULL, 0)) == NIL)
+            return -1;
+        req_null(t->s, q);
+        map_find(t->f, ev->newreq)->ereq = q;
+        return 0;
+    }
+    e->ereq = q;
+    return 0;
+}
+
+/* ---- waits and tests ------------------------------------------------------------------ */
+
+/* A wildcard receive learns its source: the instruction becomes postable. */
+static int resolve(tctx *t, fe_req *e, const ph_status *st)
+{
+    fe_rank *f = t->f;
+    ins *in = ring_at(f, e->pending - 1);
+    e->pending = 0;
+    f->unresolved--;
+    in->flags &= (uint8_t)~F_UNRESOLVED;
+    if (!st || st->source < 0) { /* cancelled, or MPI_PROC_NULL: never matched */
+        in->type = I_NOP;
+        req_null(t->s, e->ereq);
+        return 0;
+    }
+    if (!world_ok(t, st->source_world))
+        return bad_rank(t, "matched source", st->source_world);
+    in->u.p.peer = st->source_world;
+    in->u.p.tag = st->tag;
+    in->u.p.bytes = st->bytes;
+    t->s->rq[e->ereq].peer = st->source_world;
+    t->s->rq[e->ereq].tag = st->tag;
+    return 0;
+}
+
+/* Positions in ev->reqs that this call completed, with their statuses. */
+static uint32_t completions(const ph_event *ev, unsigned kind, uint32_t *pos, const ph_status **st)
+{
+    uint32_t n = 0;
+    int all = kind == PH_K_WAITALL || (kind == PH_K_TESTALL && ev->flag > 0);
+    int one = kind == PH_K_WAIT || (kind == PH_K_TEST && ev->flag > 0);
+    int any = kind == PH_K_WAITANY || (kind == PH_K_TESTANY && ev->flag > 0);
+    if (all) {
+        for (uint32_t i = 0; i < ev->nreqs; i++, n++) {
+            pos[n] = i;
+            st[n] = i < ev->nstatus ? &ev->status[i] : NULL;
+        }
+    } else if ((one || any) && ev->nreqs) {
+        int32_t i = one ? 0 : ev->index;
+        if (i >= 0 && (uint32_t)i < ev->nreqs) {
+            pos[n] = (uint32_t)i;
+            st[n++] = ev->nstatus ? &ev->status[0] : NULL;
+        }
+    } else if ((kind == PH_K_WAITSOME || kind == PH_K_TESTSOME) && ev->ncompleted != UINT32_MAX) {
+        for (uint32_t j = 0; j < ev->ncompleted; j++) {
+            if (ev->completed[j] < 0 || (uint32_t)ev->completed[j] >= ev->nreqs)
+                continue;
+            pos[n] = (uint32_t)ev->completed[j];
+            st[n++] = j < ev->nstatus ? &ev->status[j] : NULL;
+        }
+    }
+    return n;
+}
+
+static int emit_coll_copy(tctx *t, const ins *c)
+{
+    ins *in = emit(t, I_COLL);
+    if (!in)
+        return -1;
+    uint8_t flags = in->flags;
+    simtime comp = in->comp;
+    *in = *c;
+    in->flags = flags;
+    in->comp = comp;
+    return 0;
+}
+
+/* One completed request: its engine request joins the wait set. */
+static int complete_one(tctx *t, uint64_t id, const ph_status *st, uint32_t *set, uint32_t *n)
+{
+    fe_req *e = map_find(t->f, id);
+    if (!e)
+        return 0;
+    if (e->kind == FK_ICOLL) {
+        int rc = emit_coll_copy(t, e->coll);
+        if (rc == 0)
+            e->coll->u.c.v = NULL; /* now owned by the emitted copy */
+        map_del(t->f, map_find(t->f, id));
+        return rc;
+    }
+    if (e->kind == FK_MSGH || e->ereq == NIL)
+        return 0;
+    if (e->pending && resolve(t, e, st) < 0)
+        return -1;
+    set[(*n)++] = e->ereq;
+    if (e->kind == FK_PSEND || e->kind == FK_PRECV)
+        e->ereq = NIL; /* inactive until the next Start */
+    else
+        map_del(t->f, e);
+    return 0;
+}
+
+static int t_wait(tctx *t, unsigned kind)
+{
+    const ph_event *ev = t->ev;
+    uint32_t nr = ev->nreqs ? ev->nreqs : 1;
+    uint32_t *pos = malloc(nr * sizeof *pos), *set = malloc(nr * sizeof *set), n = 0;
+    const ph_status **st = malloc(nr * sizeof *st);
+    int rc = pos && set && st ? 0 : sim_fail(t->s, "out of memory (rank %u)", t->rank);
+    uint32_t k = rc ? 0 : completions(ev, kind, pos, st);
+    for (uint32_t i = 0; i < k && rc == 0; i++)
+        rc = complete_one(t, ev->reqs[pos[i]], st[i], set, &n);
+    int test = kind == PH_K_TEST || kind == PH_K_TESTALL || kind == PH_K_TESTANY ||
+               kind == PH_K_TESTSOME;
+    if (rc == 0 && n)
+        rc = emit_wait(t, set, n);
+    else if (rc == 0 && test && !k)
+        rc = emit(t, I_POLL) ? 0 : -1;
+    free(pos);
+    free(set);
+    free(st);
+    return rc;
+}
+
+static int t_request_free(tctx *t)
+{
+    fe_req *e = t->ev->nreqs ? map_find(t->f, t->ev->reqs[0]) : NULL;
+    if (!e)
+        return 0;
+    if (e->pending && resolve(t, e, NULL) < 0)
+        return -1;
+    if (e->ereq != NIL)
+        req_app_free(t->s, e->ereq);
+    map_del(t->f, e);
+    return 0;
+}
+
+/* ---- collectives -------------------------------------------------------------------------- */
+
+static int coll_of(uint16_t op)
+{
+    switch (op) {
+    case PH_OP_BARRIER: case PH_OP_IBARRIER: return SIMMPI_BARRIER;
+    case PH_OP_BCAST: case PH_OP_IBCAST: return SIMMPI_BCAST;
+    case PH_OP_REDUCE: case PH_OP_IREDUCE: return SIMMPI_REDUCE;
+    case PH_OP_ALLREDUCE: case PH_OP_IALLREDUCE: return SIMMPI_ALLREDUCE;
+    case PH_OP_GATHER: case PH_OP_IGATHER: return SIMMPI_GATHER;
+    case PH_OP_GATHERV: case PH_OP_IGATHERV: return SIMMPI_GATHERV;
+    case PH_OP_SCATTER: case PH_OP_ISCATTER: return SIMMPI_SCATTER;
+    case PH_OP_SCATTERV: case PH_OP_ISCATTERV: return SIMMPI_SCATTERV;
+    case PH_OP_ALLGATHER: case PH_OP_IALLGATHER: return SIMMPI_ALLGATHER;
+    case PH_OP_ALLGATHERV: case PH_OP_IALLGATHERV: return SIMMPI_ALLGATHERV;
+    case PH_OP_ALLTOALL: case PH_OP_IALLTOALL: return SIMMPI_ALLTOALL;
+    case PH_OP_ALLTOALLV: case PH_OP_IALLTOALLV: case PH_OP_ALLTOALLW: case PH_OP_IALLTOALLW:
+        return SIMMPI_ALLTOALLV;
+    case PH_OP_REDUCE_SCATTER: case PH_OP_IREDUCE_SCATTER: return SIMMPI_REDUCE_SCATTER;
+    case PH_OP_REDUCE_SCATTER_BLOCK: case PH_OP_IREDUCE_SCATTER_BLOCK:
+        return SIMMPI_REDUCE_SCATTER_BLOCK;
+    case PH_OP_SCAN: case PH_OP_ISCAN: return SIMMPI_SCAN;
+    case PH_OP_EXSCAN: case PH_OP_IEXSCAN: return SIMMPI_EXSCAN;
+    default: return -1;
+    }
+}
+
+static void set_block(ins_coll *c, int64_t count, uint64_t bytes)
+{
+    c->count = count > 0 ? (uint64_t)count : 0;
+    c->esize = count > 0 && bytes ? (uint32_t)(bytes / (uint64_t)count) : 1;
+    if (!c->esize)
+        c->esize = 1;
+}
+
+static int copy_v(tctx *t, ins_coll *c, const uint64_t *v, uint32_t n)
+{
+    if (!n || !v)
+        return 0;
+    if (n < c->size)
+        return sim_fail(t->s, "rank %u: event %llu (%s): %u per-rank sizes for a communicator of %u",
+                        t->rank, (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name, n, c->size);
+    if (!(c->v = malloc(c->size * sizeof *c->v)))
+        return sim_fail(t->s, "out of memory (rank %u)", t->rank);
+    memcpy(c->v, v, c->size * sizeof *c->v);
+    return 0;
+}
+
+static uint64_t vsum(const uint64_t *v, uint32_t n)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; v && i < n; i++)
+        s += v[i];
+    return s;
+}
+
+/* Sizes of one collective call as this rank sees them; bytes for the decision. */
+static int coll_sizes(tctx *t, ins_coll *c, uint64_t *dbytes)
+{
+    const ph_event *ev = t->ev;
+    int root = c->me == c->root;
+    switch (c->coll) {
+    case SIMMPI_BARRIER: set_block(c, 0, 0); break;
+    case SIMMPI_GATHER:
+        set_block(c, root ? ev->rcount : ev->count, root ? ev->rbytes : ev->bytes);
+        break;
+    case SIMMPI_SCATTER:
+        set_block(c, root ? ev->count : ev->rcount, root ? ev->bytes : ev->rbytes);
+        break;
+    case SIMMPI_GATHERV:
+        set_block(c, (int64_t)ev->bytes, ev->bytes);
+        return root ? copy_v(t, c, ev->rbytes_v, ev->nrbytes) : 0;
+    case SIMMPI_SCATTERV:
+        set_block(c, (int64_t)ev->rbytes, ev->rbytes);
+        return root ? copy_v(t, c, ev->sbytes, ev->nsbytes) : 0;
+    case SIMMPI_ALLGATHERV:
+    case SIMMPI_REDUCE_SCATTER:
+        set_block(c, 1, 1);
+        *dbytes = vsum(ev->rbytes_v, ev->nrbytes);
+        if (c->coll == SIMMPI_ALLGATHERV)
+            *dbytes /= c->size ? c->size : 1;
+        return copy_v(t, c, ev->rbytes_v, ev->nrbytes);
+    case SIMMPI_ALLTOALLV:
+        set_block(c, 1, 1);
+        return copy_v(t, c, ev->sbytes, ev->nsbytes);
+    case SIMMPI_REDUCE_SCATTER_BLOCK: set_block(c, ev->rcount, ev->rbytes); break;
+    default: set_block(c, ev->count, ev->bytes); break;
+    }
+    *dbytes = c->count * c->esize;
+    return 0;
+}
+
+/* Fills a collective instruction for communicator comm; 1: nothing to simulate. */
+static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
+{
+    sim *s = t->s;
+    const ph_comm_info *ci = sim_comm(s, comm);
+    if (!ci)
+        return sim_fail(s, "rank %u: event %llu (%s): unknown communicator %u", t->rank,
+                        (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name, comm);
+    if (ci->remote_size)
+        return 1; /* intercommunicator collectives are not simulated */
+    int32_t me = sim_comm_rank(s, comm, t->rank);
+    if (me < 0)
+        return sim_fail(s, "rank %u: event %llu (%s): rank %u is not in communicator %u", t->rank,
+                        (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name, t->rank, comm);
+    ins_coll *c = &in->u.c;
+    c->coll = (uint8_t)coll;
+    c->size = ci->size;
+    c->me = (uint32_t)me;
+    c->root = t->ev->root >= 0 && (uint32_t)t->ev->root < ci->size ? (uint32_t)t->ev->root : 0;
+    in->comm = comm;
+    uint64_t dbytes = 0;
+    if (coll_sizes(t, c, &dbytes) < 0)
+        return -1;
+    int alg = coll_alg_resolve(coll, s->pf.coll_alg[coll], c->size, dbytes);
+    c->alg = (uint8_t)alg;
+    if (c->me == 0 && alg < 16)
+        s->res->coll_calls[coll][alg]++;
+    return 0;
+}
+
+static int t_coll(tctx *t, int nonblocking)
+{
+    const ph_event *ev = t->ev;
+    int coll = coll_of(ev->op);
+    ins tmp = {.type = I_COLL, .op = ev->op, .site = ev->site};
+    int rc = coll < 0 ? 1 : build_coll(t, &tmp, coll, ev->comm);
+    if (rc < 0)
+        return -1;
+    if (nonblocking) { /* runs when a Wait or Test completes it */
+        fe_req *e = map_add(t, ev->newreq, FK_ICOLL);
+        if (!e)
+            return -1;
+        if (rc == 1) { /* nothing to run: complete at once */
+            e->kind = FK_SEND;
+            if ((e->ereq = new_req(t, RQ_SEND, PH_PROC_NULL, 0)) == NIL)
+                return -1;
+            req_null(t->s, e->ereq);
+            return 0;
+        }
+        if (!(e->coll = malloc(sizeof *e->coll)))
+            return sim_fail(t->s, "out of memory (rank %u)", t->rank);
+        *e->coll = tmp;
+        return 0;
+    }
+    return rc == 1 ? 0 : emit_coll_copy(t, &tmp);
+}
+
+/* Communicator constructors agree on a context id (and Split on colours):
+ * modelled as an allgather of 8 bytes for the splitting ones, then an
+ * allreduce of 8 bytes, on the parent communicator. */
+static int t_comm_new(tctx *t)
+{
+    const ph_event *ev = t->ev;
+    uint32_t comm = ev->comm;
+    int split = ev->op == PH_OP_COMM_SPLIT || ev->op == PH_OP_COMM_SPLIT_TYPE ||
+                ev->op == PH_OP_CART_SUB;
+    if (ev->op == PH_OP_INTERCOMM_CREATE || ev->op == PH_OP_INTERCOMM_MERGE)
+        return 0;
+    if (ev->op == PH_OP_COMM_CREATE_GROUP) {
+        if (ev->newcomm == PH_COMM_NULL)
+            return 0;
+        comm = ev->newcomm;
+    }
+    for (int step = split ? 0 : 1; step < 2; step++) {
+        ins tmp = {.type = I_COLL, .op = ev->op, .site = ev->site};
+        ph_event fake = *ev;
+        fake.count = 1;
+        fake.bytes = 8;
+        fake.root = 0;
+        const ph_event *saved = t->ev;
+        t->ev = &fake;
+        int rc = build_coll(t, &tmp, step == 0 ? SIMMPI_ALLGATHER : SIMMPI_ALLREDUCE, comm);
+        t->ev = saved;
+        if (rc < 0 || (rc == 0 && emit_coll_copy(t, &tmp) < 0))
+            return -1;
+    }
+    return 0;
+}
+
+static int t_comm_idup(tctx *t)
+{
+    fe_req *e = map_add(t, t->ev->newreq, FK_SEND);
+    if (!e || (e->ereq = new_req(t, RQ_SEND, PH_PROC_NULL, 0)) == NIL)
+        return -1;
+    req_null(t->s, e->ereq);
+    return 0;
+}
+
+/* ---- one event ------------------------------------------------------------------------------ */
+
+static int translate_kind(tctx *t, unsigned kind)
+{
+    switch (kind) {
+    case PH_K_FINALIZE:
+    case PH_K_ABORT:
+        t->f->complete = kind == PH_K_FINALIZE;
+        return emit(t, I_END) ? 0 : -1;
+    case PH_K_SEND: return t_send(t);
+    case PH_K_RECV: return t_recv(t);
+    case PH_K_ISEND: return t_isend(t);
+    case PH_K_IRECV: return t_irecv(t);
+    case PH_K_PSEND: return t_pinit(t, FK_PSEND);
+    case PH_K_PRECV: return t_pinit(t, FK_PRECV);
+    case PH_K_START:
+    case PH_K_STARTALL: return t_start(t);
+    case PH_K_SENDRECV: return t_sendrecv(t);
+    case PH_K_PROBE:
+    case PH_K_IPROBE:
+    case PH_K_MPROBE:
+    case PH_K_IMPROBE: return t_probe(t, kind);
+    case PH_K_MRECV:
+    case PH_K_IMRECV: return t_mrecv(t, kind);
+    case PH_K_WAIT: case PH_K_WAITALL: case PH_K_WAITANY: case PH_K_WAITSOME:
+    case PH_K_TEST: case PH_K_TESTALL: case PH_K_TESTANY: case PH_K_TESTSOME:
+        return t_wait(t, kind);
+    case PH_K_REQUEST_FREE: return t_request_free(t);
+    case PH_K_COLL: return t_coll(t, 0);
+    case PH_K_ICOLL: return t_coll(t, 1);
+    case PH_K_COMM_DUP:
+    case PH_K_COMM_NEW: return t_comm_new(t);
+    case PH_K_COMM_IDUP: return t_comm_idup(t);
+    default: return 0; /* Init, Pcontrol, Cancel, Comm_free: no time of their own */
+    }
+}
+
+static simtime comp_unit(sim *s, uint32_t rank, uint64_t k, uint64_t host_ns)
+{
+    const simmpi_options *o = s->o;
+    simtime ps = o->comp.unit ? o->comp.unit(o->comp.ctx, rank, k, host_ns) : host_ns * 1000;
+    if (o->comp_scale != 1.0)
+        ps = (simtime)llround((double)ps * o->comp_scale);
+    return ps;
+}
+
+/* Reads and translates the rank's next event; 0 at the end, -1 on error. */
+static int fe_read(sim *s, uint32_t rank)
+{
+    fe_rank *f = &s->r[rank].fe;
+    ph_event ev;
+    int rc = s->src->next(s->src->ctx, rank, &ev, s->err);
+    if (rc < 0) {
+        s->failed = 1;
+        return -1;
+    }
+    if (rc == 0) {
+        f->eof = 1;
+        return 0;
+    }
+    const ph_op_info *info = ph_op(ev.op);
+    if (!info)
+        return sim_fail(s, "rank %u: event %llu: unknown op %u", rank, (unsigned long long)ev.seq,
+                        ev.op);
+    uint64_t gap = f->started && ev.t_entry > f->prev_exit ? ev.t_entry - f->prev_exit : 0;
+    if (!f->started)
+        f->t_start = ev.t_exit; /* the simulated clock starts when MPI_Init returns */
+    f->started = 1;
+    f->t_end = ev.t_entry;
+    f->prev_exit = ev.t_exit;
+    f->events++;
+    s->events++;
+    tctx t = {.s = s, .rank = rank, .f = f, .ev = &ev, .comp = comp_unit(s, rank, f->k++, gap), .first = 1};
+    if (translate_kind(&t, info->kind) < 0)
+        return -1;
+    if (t.first && !emit(&t, I_NOP)) /* every call accounts its computation unit */
+        return -1;
+    return 1;
+}
+
+/* The next instruction of rank, reading ahead past unresolved receives. */
+ins *fe_head(sim *s, uint32_t rank)
+{
+    fe_rank *f = &s->r[rank].fe;
+    for (;;) {
+        if (f->len && !(f->q[f->head].flags & F_UNRESOLVED))
+            return &f->q[f->head];
+        if (f->eof) {
+            if (!f->len)
+                return NULL;
+            /* a wildcard receive the trace never completed: it matched nothing we know */
+            ins *in = &f->q[f->head];
+            in->flags &= (uint8_t)~F_UNRESOLVED;
+            in->type = I_NOP;
+            f->unresolved--;
+            continue;
+        }
+        if (f->len > LOOKAHEAD_MAX) {
+            sim_fail(s, "rank %u: a wildcard receive is still unresolved %u events later", rank,
+                     LOOKAHEAD_MAX);
+            return NULL;
+        }
+        if (fe_read(s, rank) < 0)
+            return NULL;
+    }
+}
+
+void fe_free(fe_rank *f)
+{
+    for (uint32_t i = 0; i < f->len; i++) {
+        ins *in = &f->q[(f->head + i) & (f->cap - 1)];
+        if (in->type == I_WAIT && in->u.w.reqs != in->u.w.inl)
+            free(in->u.w.reqs);
+        if (in->type == I_COLL)
+            free(in->u.c.v);
+    }
+    for (uint32_t i = 0; i < f->mapcap; i++)
+        if (f->map[i].id && f->map[i].coll) {
+            free(f->map[i].coll->u.c.v);
+            free(f->map[i].coll);
+        }
+    free(f->q);
+    free(f->map);
+}

@@ -1,0 +1,248 @@
+/* internal.h - SIM-MPI's private structures: the front end that turns a
+ * rank's ph_events into instructions, the event engine that executes them,
+ * and the collective schedules they expand into.  See doc/simmpi.md. */
+#ifndef SIMMPI_INTERNAL_H
+#define SIMMPI_INTERNAL_H
+
+#include <stddef.h>
+
+#include "simmpi.h"
+
+#define NIL UINT32_MAX
+
+/* ---- instructions: what one MPI call asks of the engine ------------------- */
+
+enum ins_type {
+    I_NOP,   /* nothing (a PROC_NULL or cancelled receive, Pcontrol, ...)  */
+    I_SEND,  /* post a send (the call's request is p.req)                   */
+    I_RECV,  /* post a receive                                              */
+    I_WAIT,  /* block until every request in w completes                     */
+    I_POLL,  /* a Test or Iprobe that found nothing: o_poll                   */
+    I_PROBE, /* block until a matching message's envelope is at the receiver  */
+    I_COLL,  /* a collective, decomposed into rounds of point-to-point         */
+    I_END,   /* MPI_Finalize (or Abort): the rank's run ends here              */
+};
+
+enum ins_flag {
+    F_CALL = 1,       /* first instruction of an MPI call: comp, op, site valid */
+    F_SYNC = 2,       /* synchronous send (Ssend): always rendezvous            */
+    F_BUFFERED = 4,   /* buffered send (Bsend): always eager                     */
+    F_UNRESOLVED = 8, /* a wildcard receive whose matched source is not yet read  */
+};
+
+typedef struct ins_p2p {
+    int32_t peer, tag;   /* world rank (receives: the matched source), tag      */
+    uint64_t bytes;
+    uint32_t req;        /* engine request */
+} ins_p2p;
+
+typedef struct ins_wait {
+    uint32_t n;
+    uint32_t *reqs;      /* engine requests; inl when n <= 3 */
+    uint32_t inl[3];
+} ins_wait;
+
+typedef struct ins_coll {
+    uint8_t coll, alg;
+    uint32_t size, me, root; /* communicator size, my rank and the root in it */
+    uint64_t count;
+    uint32_t esize;
+    uint64_t *v;             /* v-collectives: bytes per rank (malloc'd), else NULL */
+} ins_coll;
+
+typedef struct ins {
+    uint8_t type, flags;
+    uint16_t op;             /* enum ph_op, for the breakdown */
+    uint32_t site;
+    uint32_t comm;           /* trace-wide communicator id */
+    simtime comp;            /* computation before the call (F_CALL) */
+    union {
+        ins_p2p p;
+        ins_wait w;
+        ins_coll c;
+    } u;
+} ins;
+
+/* ---- engine objects --------------------------------------------------------- */
+
+enum req_kind { RQ_SEND, RQ_RECV, RQ_PROBE };
+enum req_state {
+    RS_POSTED = 1, RS_MATCHED = 2, RS_DONE = 4, RS_WAITED = 8, RS_FREED = 16,
+    RS_CHARGED = 32, /* its o_r (receive) or o_poll (probe) has been charged */
+    RS_COLL = 64,    /* internal to a collective's schedule */
+};
+
+typedef struct req {
+    uint32_t rank;       /* owner */
+    uint8_t kind, state, chan;
+    uint16_t op;         /* the MPI call that posted it (accounting) */
+    uint32_t site;
+    uint32_t msg;        /* matched message, or NIL */
+    uint32_t next;       /* match-queue link, free list */
+    uint32_t comm;       /* for deadlock reports */
+    int32_t peer, tag;
+    simtime t_post, t_done;
+    /* Waiting inside [syn_from, syn_to] is syn: the partner had not yet come.
+     * A receive: until the sender entered its send.  A rendezvous send:
+     * from its RTS reaching the receiver until the receive was posted. */
+    simtime syn_from, syn_to;
+} req;
+
+enum msg_state { MS_ENVELOPE = 1, /* eager data delivered or RTS arrived */ MS_DELIVERED = 2 };
+
+typedef struct msg {
+    uint32_t src, dst;   /* world ranks */
+    uint32_t sreq, rreq; /* requests (NIL once not needed) */
+    uint32_t probe;      /* a probe waiting for this message's envelope */
+    uint32_t next;       /* match-queue link, free list */
+    uint64_t bytes;
+    uint8_t rndv, chan, state;
+    simtime t_send;      /* sender's arrival at the call: the receiver's partner time */
+    simtime t_env;       /* envelope at the receiver (data for eager, RTS for rendezvous) */
+} msg;
+
+/* Match queues by (communicator context, source, destination, tag). */
+typedef struct mkey {
+    uint32_t ctx;        /* comm id * 2 + 1 for collective traffic */
+    uint32_t src, dst;
+    int32_t tag;
+} mkey;
+
+typedef struct mentry {
+    mkey k;
+    uint32_t head, tail; /* FIFO of messages (kind 1) or receives (kind 2) */
+    uint32_t probe;      /* a probe waiting for the next unmatched message */
+    uint8_t kind;        /* 0: free slot */
+} mentry;
+
+typedef struct mtable {
+    mentry *e;
+    uint64_t mask, used;
+} mtable;
+
+/* Heap events: 16 bytes.  key = rank << 40 | type << 32 | message index:
+ * with the time, a total order that depends on nothing but the simulation. */
+enum ev_type { EV_RESUME, EV_DELIVER, EV_RTS, EV_CTS };
+
+typedef struct hev {
+    simtime t;
+    uint64_t key;
+} hev;
+
+#define SIMMPI_MAX_RANKS (1u << 24)
+
+/* ---- front end: one rank's event stream as instructions ---------------------- */
+
+enum fe_kind { FK_SEND, FK_RECV, FK_PSEND, FK_PRECV, FK_ICOLL, FK_MSGH };
+
+typedef struct fe_req {
+    uint64_t id;         /* trace request id; 0: free slot */
+    uint32_t ereq;       /* engine request of the current instance, or NIL */
+    uint8_t kind, flags; /* flags: F_SYNC/F_BUFFERED of a persistent send */
+    uint32_t comm;
+    int32_t peer, tag;   /* persistent: world peer and tag as given */
+    uint64_t bytes;
+    uint64_t pending;    /* absolute queue index of the unresolved receive + 1 */
+    ins *coll;           /* FK_ICOLL: the collective to run at completion */
+} fe_req;
+
+typedef struct fe_rank {
+    ins *q;              /* ring of translated instructions */
+    uint32_t head, len, cap;
+    uint64_t base;       /* absolute index of q[head] */
+    uint32_t unresolved;
+    fe_req *map;         /* open addressing by trace request id */
+    uint32_t mapcap, mapused;
+    uint64_t events, k;  /* events read; computation units so far */
+    uint64_t t_start, t_end, prev_exit; /* host: first call's exit, last call's entry */
+    uint8_t started, eof, complete;
+} fe_rank;
+
+/* ---- the simulation -------------------------------------------------------------- */
+
+enum rank_state { RK_RUN, RK_QUEUED, RK_BLOCKED, RK_DONE };
+
+typedef struct srank {
+    simtime now;         /* virtual clock */
+    simtime debt;        /* CPU taken by protocol handling while computing */
+    simtime w0, wovh;    /* current block: start, overhead charged during it */
+    simtime txfree[2], rxfree[2]; /* NIC free times (inter, intra) */
+    uint32_t nwait;
+    uint8_t state, comp_done, unblocked;
+    uint16_t op;         /* MPI call being executed (accounting) */
+    uint32_t site;
+    uint32_t round;      /* collective: next round */
+    simtime rcomp;       /* collective: reduction work after the current round */
+    uint32_t *creq;      /* requests of the current collective round */
+    uint32_t ncreq, capcreq;
+    simmpi_breakdown acct;
+    fe_rank fe;
+} srank;
+
+typedef struct coll_xfer {
+    uint32_t peer;
+    uint64_t bytes;
+} coll_xfer;
+
+typedef struct coll_round {
+    uint32_t nsend, nrecv, cap;
+    coll_xfer *send, *recv;
+    uint64_t reduce_bytes; /* local reduction after the round */
+} coll_round;
+
+typedef struct comm_cache {
+    const ph_comm_info *info;
+    int32_t *rank_of;    /* world -> comm rank pairs, sorted (built on first use) */
+    uint32_t n;
+} comm_cache;
+
+typedef struct sim {
+    const simmpi_options *o;
+    simmpi_platform pf;
+    const simmpi_source *src;
+    uint32_t n;
+    srank *r;
+    const uint32_t *node_of;
+    uint32_t *own_node_of;
+    /* pools */
+    req *rq;
+    uint32_t nrq, caprq, freerq;
+    msg *ms;
+    uint32_t nms, capms, freems;
+    mtable mt;
+    /* heap */
+    hev *h;
+    uint64_t nh, caph;
+    uint32_t woken[4];   /* ranks an event unblocked, resumed after the event */
+    uint32_t nwoken;
+    /* communicators */
+    comm_cache *comms;
+    uint32_t ncomms;
+    coll_round cr;       /* scratch for one collective round */
+    simmpi_result *res;
+    uint32_t done;
+    uint64_t events, next_progress;
+    ph_err *err;
+    int failed;
+} sim;
+
+/* engine.c */
+int sim_fail(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint32_t req_new(sim *s, uint32_t rank, uint8_t kind);
+void req_release(sim *s, uint32_t q);
+const ph_comm_info *sim_comm(sim *s, uint32_t id);
+int32_t sim_comm_rank(sim *s, uint32_t comm, uint32_t world); /* -1 if not a member */
+simtime sim_gap(const simmpi_loggp *p, uint64_t bytes);      /* G(K-1) */
+
+/* frontend.c: the next instruction of a rank (NULL at the end; s->failed on error) */
+ins *fe_head(sim *s, uint32_t rank);
+void fe_pop(sim *s, uint32_t rank);
+void fe_free(fe_rank *f);
+
+/* coll.c */
+int coll_round_get(const ins_coll *c, uint32_t k, coll_round *out);
+/* The algorithm a collective runs: forced (> 0, if it exists) or Open MPI's rule. */
+int coll_alg_resolve(simmpi_coll c, int forced, uint32_t size, uint64_t bytes);
+int coll_round_reserve(coll_round *r, uint32_t n);
+
+#endif

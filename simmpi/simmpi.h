@@ -1,0 +1,207 @@
+/* simmpi.h - SIM-MPI: the trace-driven LogGP simulator of PHANTOM.
+ *
+ * Turns a trace (or any source of ph_events) into a predicted run time:
+ * every rank replays its communication sequence on a virtual clock, its
+ * computation units come from a computation vector, and messages cost what
+ * the extended LogGP model of Zhai et al., Section 6 (Fig. 10) says they
+ * cost.  doc/simmpi.md gives the model, formula by formula.
+ *
+ * The simulation is a discrete-event loop over one binary heap ordered by
+ * (time, rank, sequence): the prediction is a pure function of the trace,
+ * the platform and the options, bit-identical for any thread count.
+ *
+ * Times are integer picoseconds (simtime); per-byte costs are femtoseconds.
+ */
+#ifndef SIMMPI_H
+#define SIMMPI_H
+
+#include <stdint.h>
+
+#include "ph_trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint64_t simtime; /* picoseconds */
+#define SIMTIME_MAX UINT64_MAX
+
+/* ---- platform ------------------------------------------------------------- */
+
+/* LogGP parameters of one channel (between nodes, or inside a node). */
+typedef struct simmpi_loggp {
+    simtime o_s, o_r;    /* CPU overhead of sending / receiving a message */
+    simtime L;           /* latency */
+    simtime o_prime;     /* overhead of one rendezvous control message (o') */
+    uint64_t G_fs;       /* gap per byte, femtoseconds (1/bandwidth) */
+    uint64_t eager_limit; /* largest message sent eagerly, bytes */
+} simmpi_loggp;
+
+/* Collectives, for algorithm selection and the decomposition listing. */
+typedef enum simmpi_coll {
+    SIMMPI_BARRIER, SIMMPI_BCAST, SIMMPI_REDUCE, SIMMPI_ALLREDUCE, SIMMPI_GATHER,
+    SIMMPI_GATHERV, SIMMPI_SCATTER, SIMMPI_SCATTERV, SIMMPI_ALLGATHER, SIMMPI_ALLGATHERV,
+    SIMMPI_ALLTOALL, SIMMPI_ALLTOALLV, SIMMPI_REDUCE_SCATTER, SIMMPI_REDUCE_SCATTER_BLOCK,
+    SIMMPI_SCAN, SIMMPI_EXSCAN, SIMMPI_NCOLL
+} simmpi_coll;
+
+#define SIMMPI_NAME_MAX 64
+typedef struct simmpi_platform {
+    char name[SIMMPI_NAME_MAX];
+    char network_model[SIMMPI_NAME_MAX]; /* "loggp" (the only model so far) */
+    simmpi_loggp inter, intra;
+    simtime o_poll;           /* a Test or Iprobe that finds nothing */
+    uint64_t gamma_fs;        /* reduction arithmetic per byte (collectives) */
+    uint32_t cores_per_node;
+    double price_per_node_hour;
+    /* Forced algorithm per collective (Open MPI's numbering); 0 = decision rule. */
+    uint8_t coll_alg[SIMMPI_NCOLL];
+} simmpi_platform;
+
+/* Defaults (a nominal 10 Gbit/s, 1 us network; see doc/platform-format.md). */
+void simmpi_platform_default(simmpi_platform *p);
+/* Reads a platform file over the defaults; -1 with "FILE:LINE: why" in err. */
+int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err);
+/* The what-if knobs: multiply every network cost (o_s, o_r, L, o', G) by f. */
+void simmpi_platform_scale_net(simmpi_platform *p, double f);
+
+/* ---- collective algorithms -------------------------------------------------- */
+
+const char *simmpi_coll_name(simmpi_coll c);                 /* "allreduce" */
+int simmpi_coll_from_name(const char *name);                 /* -1 if unknown */
+/* Algorithm names in Open MPI's numbering ("recursive_doubling"); NULL if none. */
+const char *simmpi_alg_name(simmpi_coll c, int alg);
+int simmpi_alg_from_name(simmpi_coll c, const char *name); /* -1 if unknown */
+/* Open MPI 4.1 coll/tuned fixed decision (commutative operations). */
+int simmpi_coll_decide(simmpi_coll c, uint32_t comm_size, uint64_t bytes);
+
+/* One point-to-point message of a decomposed collective, as seen by its
+ * sender (rank in the communicator) in round `round` of its schedule. */
+typedef struct simmpi_coll_msg {
+    uint32_t src, dst, round;
+    uint64_t bytes;
+} simmpi_coll_msg;
+typedef struct simmpi_coll_args {
+    simmpi_coll coll;
+    int alg;              /* 0: decide */
+    uint32_t size, root;  /* communicator size, root rank */
+    uint64_t count;       /* elements per block (alltoall: per peer) */
+    uint32_t esize;       /* bytes per element */
+    const uint64_t *vbytes; /* v-collectives: bytes per rank (size entries), else NULL */
+} simmpi_coll_args;
+/* Calls fn for every message of the collective, rank by rank, round by round,
+ * in posting order; receives are reported with bytes = 0 and dst = the
+ * receiver when `recvs` is set.  Returns the algorithm used or -1. */
+typedef void (*simmpi_msg_fn)(void *ctx, const simmpi_coll_msg *m, int is_recv);
+int simmpi_coll_messages(const simmpi_coll_args *a, simmpi_msg_fn fn, void *ctx, int recvs);
+
+/* ---- event sources -------------------------------------------------------- */
+
+/* Where ranks' events come from: a trace directory, or a generator (benchmarks). */
+typedef struct simmpi_source {
+    uint32_t nranks, nsites;
+    /* 1: an event; 0: end of the rank's stream; -1: error (err set). */
+    int (*next)(void *ctx, uint32_t rank, ph_event *ev, ph_err *err);
+    /* Communicator by trace-wide id (NULL if unknown). */
+    const ph_comm_info *(*comm)(void *ctx, uint32_t id);
+    void *ctx;
+} simmpi_source;
+
+/* A source reading the ranks of an open trace (readers opened on first use).
+ * threads > 1: threads - 1 workers decode ahead of the simulation (which
+ * takes the events in the same order: the prediction does not change). */
+int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_err *err);
+void simmpi_source_trace_close(simmpi_source *src);
+
+/* ---- computation vectors ----------------------------------------------------- */
+
+/* The computation unit k of a rank (the time before its k-th MPI call) on the
+ * target, in ps.  host_ns is what the trace measured on the host.  The host
+ * vector is the default; replayed vectors, a group representative's copy or
+ * partial-iteration scaling plug in here. */
+typedef struct simmpi_comp_source {
+    simtime (*unit)(void *ctx, uint32_t rank, uint64_t k, uint64_t host_ns);
+    void *ctx;
+    const char *name; /* for reports: "host", a replay name, ... */
+} simmpi_comp_source;
+
+/* ---- running ------------------------------------------------------------------ */
+
+typedef struct simmpi_progress {
+    uint64_t events;       /* trace events consumed so far */
+    uint32_t ranks_done, nranks;
+    simtime now;           /* simulated time */
+} simmpi_progress;
+
+typedef struct simmpi_options {
+    simmpi_platform platform;
+    uint32_t ppn;               /* ranks per node (0: platform cores_per_node) */
+    const uint32_t *node_of;    /* rank -> node, or NULL for block mapping by ppn */
+    simmpi_comp_source comp;    /* NULL unit: the host vector from the trace */
+    double comp_scale;          /* what-if: multiply every computation unit */
+    /* Called about every 2^20 events from the simulating thread. */
+    void (*progress)(void *ctx, const simmpi_progress *p);
+    void *progress_ctx;
+} simmpi_options;
+
+/* Where time went: computation, CPU overhead of MPI calls, waiting for data in
+ * flight (transfer), and waiting for a partner that had not yet arrived (syn). */
+typedef struct simmpi_breakdown {
+    uint64_t calls;
+    simtime comp, ovh, xfer, syn;
+} simmpi_breakdown;
+
+typedef struct simmpi_rank_result {
+    simtime finish;           /* virtual clock at MPI_Finalize (or end of stream) */
+    simmpi_breakdown b;       /* comp + ovh + xfer + syn == finish */
+    uint64_t events;
+    uint64_t measured_ns;     /* host: MPI_Init's exit to MPI_Finalize's entry (the simulated span) */
+    int complete;             /* reached MPI_Finalize */
+} simmpi_rank_result;
+
+/* A rank the simulation left blocked: what it waits for, in words. */
+typedef struct simmpi_stuck {
+    uint32_t rank;
+    uint16_t op;      /* the MPI call it is blocked in */
+    uint32_t site;
+    simtime since;
+    char what[400];
+} simmpi_stuck;
+
+typedef struct simmpi_result {
+    uint32_t nranks, nnodes;
+    simtime total;            /* max over ranks of finish */
+    uint64_t measured_ns;     /* max over ranks of the host run time */
+    uint64_t events, messages, heap_events;
+    simmpi_rank_result *ranks;
+    simmpi_breakdown ops[PH_OP_LIMIT]; /* per MPI function (calls, ovh, xfer, syn) */
+    uint32_t nsites;
+    simmpi_breakdown *sites;  /* per trace-wide call site */
+    uint64_t coll_calls[SIMMPI_NCOLL][16]; /* collective calls by algorithm */
+    /* Set when the simulation could not finish (a deadlock): the stuck ranks. */
+    simmpi_stuck *stuck;
+    uint32_t nstuck;
+    uint64_t unmatched_sends; /* messages nobody received */
+} simmpi_result;
+
+/* Defaults: the default platform, block placement, host vectors, scale 1. */
+void simmpi_options_default(simmpi_options *o);
+
+/* Runs the simulation.  0: done (res->nstuck > 0 means a deadlock: the
+ * prediction is then partial); -1: the trace cannot be followed (err names
+ * the rank and event).  Free res with simmpi_result_free. */
+int simmpi_run(const simmpi_options *o, const simmpi_source *src, simmpi_result **res, ph_err *err);
+void simmpi_result_free(simmpi_result *res);
+
+/* Node of a rank under the --map policies: block (ppn consecutive ranks per
+ * node) or cyclic (round robin over ceil(n/ppn) nodes). */
+uint32_t simmpi_node_block(uint32_t rank, uint32_t ppn);
+uint32_t simmpi_node_cyclic(uint32_t rank, uint32_t nranks, uint32_t ppn);
+
+/* ps -> "1.234 ms" style, for humans. */
+const char *simmpi_fmt_time(simtime t, char *buf, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

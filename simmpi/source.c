@@ -1,0 +1,325 @@
+/* source.c - ranks' events from a trace directory.
+ *
+ * Single-threaded, a rank's reader is opened when the simulation first needs
+ * one of its events and closed at the end of its stream.
+ *
+ * With worker threads, the workers decode ahead: each rank has two chunks of
+ * decoded events (deep copies: the reader's arrays only live until its next
+ * call); while the simulation consumes one, a worker fills the other.  The
+ * simulation takes events in exactly the order it would without workers, so
+ * threads change how fast the prediction comes, never what it is.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CHUNK 512 /* events decoded at a time for one rank */
+
+typedef struct chunk {
+    ph_event *ev;
+    uint32_t n, pos;
+    int end, err;        /* the stream ends after these events / failed */
+    ph_err errmsg;
+    uint8_t *arena;      /* the events' arrays */
+    size_t used, cap;
+} chunk;
+
+enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
+
+/* Two chunks per rank, consumed alternately; at most one being filled (a
+ * rank's reader is never used by two threads), and queued at most once. */
+typedef struct rank_buf {
+    chunk c[2];
+    _Atomic uint8_t state[2]; /* read without the lock by the simulation's fast path */
+    uint8_t cur, queued, ended;
+} rank_buf;
+
+typedef struct trace_src {
+    ph_trace *t;
+    uint32_t n;
+    ph_rank_reader **r;
+    uint8_t *ended;
+    /* workers */
+    uint32_t nthreads;
+    pthread_t *th;
+    rank_buf *b;
+    pthread_mutex_t mu;
+    pthread_cond_t work, data;
+    uint32_t *todo, qhead, qlen; /* ranks with a free chunk to fill, FIFO */
+    int stop;
+} trace_src;
+
+/* ---- decoding one event (the caller's thread) ------------------------------------ */
+
+static int read_event(trace_src *ts, uint32_t rank, ph_event *ev, ph_err *err)
+{
+    if (ts->ended[rank])
+        return 0;
+    if (!ts->r[rank] && !(ts->r[rank] = ph_rank_open(ts->t, rank, err)))
+        return -1;
+    int rc = ph_rank_next(ts->r[rank], ev, err);
+    if (rc == 0) {
+        ph_rank_close(ts->r[rank]);
+        ts->r[rank] = NULL;
+        ts->ended[rank] = 1;
+    }
+    return rc;
+}
+
+static int trace_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
+{
+    return read_event(ctx, rank, ev, err);
+}
+
+static const ph_comm_info *trace_comm(void *ctx, uint32_t id)
+{
+    trace_src *ts = ctx;
+    return id < ph_trace_ncomms(ts->t) ? ph_trace_comm(ts->t, id) : NULL;
+}
+
+/* ---- chunks -------------------------------------------------------------------------- */
+
+static void *arena_copy(chunk *c, const void *src, size_t n)
+{
+    if (!n || !src)
+        return NULL;
+    size_t need = (c->used + n + 7) & ~(size_t)7;
+    if (need > c->cap)
+        return NULL; /* sized before copying: see chunk_fill */
+    void *p = c->arena + c->used;
+    memcpy(p, src, n);
+    c->used = need;
+    return p;
+}
+
+static size_t arrays_size(const ph_event *e)
+{
+    return e->nreqs * sizeof *e->reqs + e->nstatus * sizeof *e->status +
+           e->nsbytes * sizeof *e->sbytes + e->nrbytes * sizeof *e->rbytes_v +
+           (e->ncompleted != UINT32_MAX ? e->ncompleted : 0) * sizeof *e->completed + 40;
+}
+
+/* Keeps one event: its arrays move into the chunk's arena (grown, then the
+ * earlier events' pointers rebased). */
+static int chunk_keep(chunk *c, const ph_event *e)
+{
+    size_t need = c->used + arrays_size(e);
+    if (need > c->cap) {
+        size_t cap = c->cap ? c->cap : 4096;
+        while (cap < need)
+            cap *= 2;
+        uint8_t *a = realloc(c->arena, cap);
+        if (!a)
+            return -1;
+        for (uint32_t i = 0; i < c->n && a != c->arena; i++) {
+            ph_event *o = &c->ev[i];
+#define REBASE(f, T) o->f = o->f ? (T)(a + ((const uint8_t *)o->f - c->arena)) : NULL
+            REBASE(reqs, const uint64_t *);
+            REBASE(status, const ph_status *);
+            REBASE(sbytes, const uint64_t *);
+            REBASE(rbytes_v, const uint64_t *);
+            REBASE(completed, const int32_t *);
+#undef REBASE
+        }
+        c->arena = a;
+        c->cap = cap;
+    }
+    ph_event *o = &c->ev[c->n++];
+    *o = *e;
+    o->reqs = arena_copy(c, e->reqs, e->nreqs * sizeof *e->reqs);
+    o->status = arena_copy(c, e->status, e->nstatus * sizeof *e->status);
+    o->sbytes = arena_copy(c, e->sbytes, e->nsbytes * sizeof *e->sbytes);
+    o->rbytes_v = arena_copy(c, e->rbytes_v, e->nrbytes * sizeof *e->rbytes_v);
+    o->completed = arena_copy(c, e->completed,
+                              (e->ncompleted != UINT32_MAX ? e->ncompleted : 0) * sizeof *e->completed);
+    return 0;
+}
+
+/* Decodes up to CHUNK events of rank into c (in a worker, rank claimed). */
+static void chunk_fill(trace_src *ts, uint32_t rank, chunk *c)
+{
+    c->n = c->pos = 0;
+    c->used = 0;
+    c->end = c->err = 0;
+    if (!c->ev && !(c->ev = malloc(CHUNK * sizeof *c->ev))) {
+        c->err = 1;
+        ph_err_set(&c->errmsg, "%s: out of memory", ph_trace_dir(ts->t));
+        return;
+    }
+    while (c->n < CHUNK) {
+        ph_event e;
+        int rc = read_event(ts, rank, &e, &c->errmsg);
+        if (rc <= 0) {
+            c->end = rc == 0;
+            c->err = rc < 0;
+            return;
+        }
+        if (chunk_keep(c, &e) < 0) {
+            c->err = 1;
+            ph_err_set(&c->errmsg, "%s: out of memory", ph_trace_dir(ts->t));
+            return;
+        }
+    }
+}
+
+/* ---- workers ---------------------------------------------------------------------------- */
+
+/* Queue rank for a worker if it has a free chunk and none being filled. */
+static void want_fill(trace_src *ts, uint32_t rank)
+{
+    rank_buf *b = &ts->b[rank];
+    if (b->queued || b->ended || b->state[0] == SLOT_FILLING || b->state[1] == SLOT_FILLING ||
+        (b->state[0] != SLOT_FREE && b->state[1] != SLOT_FREE))
+        return;
+    b->queued = 1;
+    ts->todo[(ts->qhead + ts->qlen++) % ts->n] = rank;
+    pthread_cond_signal(&ts->work);
+}
+
+static void *worker(void *arg)
+{
+    trace_src *ts = arg;
+    pthread_mutex_lock(&ts->mu);
+    for (;;) {
+        while (!ts->stop && !ts->qlen)
+            pthread_cond_wait(&ts->work, &ts->mu);
+        if (ts->stop)
+            break;
+        uint32_t rank = ts->todo[ts->qhead];
+        ts->qhead = (ts->qhead + 1) % ts->n;
+        ts->qlen--;
+        rank_buf *b = &ts->b[rank];
+        b->queued = 0;
+        int slot = b->state[b->cur] == SLOT_FREE ? b->cur : !b->cur; /* the next in order */
+        b->state[slot] = SLOT_FILLING;
+        pthread_mutex_unlock(&ts->mu);
+        chunk_fill(ts, rank, &b->c[slot]);
+        pthread_mutex_lock(&ts->mu);
+        b->state[slot] = SLOT_READY;
+        if (!b->c[slot].end && !b->c[slot].err)
+            want_fill(ts, rank); /* one more chunk ahead, if there is room */
+        pthread_cond_broadcast(&ts->data);
+    }
+    pthread_mutex_unlock(&ts->mu);
+    return NULL;
+}
+
+/* The simulation's next event of rank: from the current chunk; when it is used
+ * up, from the other one, waiting for a worker to fill it if it must. */
+static int threaded_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
+{
+    trace_src *ts = ctx;
+    rank_buf *b = &ts->b[rank];
+    for (;;) {
+        chunk *c = &b->c[b->cur];
+        if (atomic_load_explicit(&b->state[b->cur], memory_order_acquire) == SLOT_READY &&
+            c->pos < c->n) {
+            *ev = c->ev[c->pos++];
+            return 1;
+        }
+        if (b->ended)
+            return 0;
+        pthread_mutex_lock(&ts->mu);
+        if (b->state[b->cur] == SLOT_READY) { /* used up: give it back */
+            if (c->err) {
+                *err = c->errmsg;
+                pthread_mutex_unlock(&ts->mu);
+                return -1;
+            }
+            b->state[b->cur] = SLOT_FREE;
+            b->ended = (uint8_t)c->end;
+            b->cur = !b->cur;
+            want_fill(ts, rank);
+        }
+        while (!b->ended && b->state[b->cur] != SLOT_READY)
+            pthread_cond_wait(&ts->data, &ts->mu);
+        pthread_mutex_unlock(&ts->mu);
+    }
+}
+
+static int start_workers(trace_src *ts, uint32_t nthreads, ph_err *err)
+{
+    ts->b = calloc(ts->n, sizeof *ts->b);
+    ts->todo = malloc((size_t)ts->n * sizeof *ts->todo);
+    ts->th = calloc(nthreads, sizeof *ts->th);
+    if (!ts->b || !ts->todo || !ts->th) {
+        ph_err_set(err, "%s: out of memory", ph_trace_dir(ts->t));
+        return -1;
+    }
+    pthread_mutex_init(&ts->mu, NULL);
+    pthread_cond_init(&ts->work, NULL);
+    pthread_cond_init(&ts->data, NULL);
+    for (uint32_t i = 0; i < ts->n; i++) {
+        ts->todo[ts->qlen++] = i;
+        ts->b[i].queued = 1;
+    }
+    for (uint32_t i = 0; i < nthreads; i++) {
+        if (pthread_create(&ts->th[i], NULL, worker, ts) != 0) {
+            ph_err_set(err, "cannot start decoding threads");
+            return -1;
+        }
+        ts->nthreads++;
+    }
+    return 0;
+}
+
+/* ---- the source ---------------------------------------------------------------------------- */
+
+int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_err *err)
+{
+    uint32_t n = ph_trace_nranks(t);
+    trace_src *ts = calloc(1, sizeof *ts);
+    if (ts) {
+        ts->t = t;
+        ts->n = n;
+        ts->r = calloc(n ? n : 1, sizeof *ts->r);
+        ts->ended = calloc(n ? n : 1, 1);
+    }
+    *src = (simmpi_source){.nranks = n, .nsites = ph_trace_nsites(t), .next = trace_next,
+                           .comm = trace_comm, .ctx = ts};
+    if (!ts || !ts->r || !ts->ended) {
+        simmpi_source_trace_close(src);
+        ph_err_set(err, "%s: out of memory", ph_trace_dir(t));
+        return -1;
+    }
+    if (threads > 1 && n > 0) { /* the simulating thread is one of them */
+        src->next = threaded_next;
+        if (start_workers(ts, threads - 1, err) < 0) {
+            simmpi_source_trace_close(src);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void simmpi_source_trace_close(simmpi_source *src)
+{
+    trace_src *ts = src->ctx;
+    if (!ts)
+        return;
+    if (ts->th) {
+        pthread_mutex_lock(&ts->mu);
+        ts->stop = 1;
+        pthread_cond_broadcast(&ts->work);
+        pthread_mutex_unlock(&ts->mu);
+        for (uint32_t i = 0; i < ts->nthreads; i++)
+            pthread_join(ts->th[i], NULL);
+    }
+    for (uint32_t i = 0; ts->b && i < ts->n; i++)
+        for (int k = 0; k < 2; k++) {
+            free(ts->b[i].c[k].ev);
+            free(ts->b[i].c[k].arena);
+        }
+    for (uint32_t i = 0; ts->r && i < ts->n; i++)
+        ph_rank_close(ts->r[i]);
+    free(ts->b);
+    free(ts->todo);
+    free(ts->th);
+    free(ts->r);
+    free(ts->ended);
+    free(ts);
+    src->ctx = NULL;
+}

@@ -1,0 +1,498 @@
+/* synth.c - synthetic traces with exact computation gaps, for tests.
+ *
+ *   synth KIND OUT [--ranks N] [--bytes K] [--iters I] [--comp NS]
+ *         [--comp0 NS] [--comp1 NS] [--overlap NS] [--op COLL] [--root R]
+ *         [--esize E] [--dims X,Y,Z] [--nonblocking]
+ *
+ * Written with the MPI-free writer (lib/ph_writer.c), so every gap between
+ * MPI calls is exactly what the options say: a test can compute the
+ * prediction by hand.  Each event lasts 1 us on the "host" (the simulator
+ * ignores host durations).  Kinds:
+ *
+ *   p2p         rank 0 computes comp0, sends K bytes to 1; rank 1 computes
+ *               comp1, receives (--nonblocking: Isend/Irecv, compute
+ *               --overlap, Wait on both sides)
+ *   pingpong    I round trips of K bytes between ranks 0 and 1, comp before each
+ *   ring        a token of K bytes goes 0 -> 1 -> ... -> N-1 -> 0, I times
+ *   coll        one collective --op of K bytes (per block) on all N ranks
+ *   stencil     3-D halo exchange on an X*Y*Z grid of ranks (Irecv/Isend to
+ *               6 neighbours, Waitall) then Allreduce(8 B), I iterations
+ *   alltoall    I iterations of (comp, Alltoall of K bytes per peer)
+ *   deadlock    every rank receives from its right neighbour, then sends
+ *   wildcard    ranks 1..N-1 send to 0, which receives MPI_ANY_SOURCE,
+ *               matching the highest rank first (Irecv + Waitany)
+ *   poll        rank 1: Irecv, three Tests that fail, one that succeeds;
+ *               rank 0 sends after comp0
+ *   persistent  I x (Start, Wait) of Send_init / Recv_init between 0 and 1
+ *   probe       rank 1 probes (ANY_SOURCE), then receives; rank 0 sends
+ *   subcomm     Comm_split even/odd, Allreduce on each half, Barrier on world
+ *   icoll       Iallreduce of K bytes, compute --overlap, Wait (all ranks)
+ *   sendrecv    ranks 0 and 1 swap K bytes with one Sendrecv each
+ *   procnull    Irecv and Isend to MPI_PROC_NULL, Waitall: nothing to wait for
+ *
+ * p2p takes --sendop send|ssend|bsend|rsend for the blocking send.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ph_trace.h"
+
+#define DUR 1000 /* host duration of every call, ns */
+
+typedef struct opts {
+    const char *kind, *out, *op, *sendop;
+    uint32_t ranks, iters, root, esize, dims[3];
+    uint64_t bytes, comp, comp0, comp1, overlap;
+    int nonblocking;
+} opts;
+
+typedef struct W { /* one rank being written */
+    ph_rank_writer *w;
+    uint32_t rank;
+    uint64_t t, nreq;
+    uint32_t site;
+} W;
+
+static void die(const char *msg)
+{
+    fprintf(stderr, "synth: %s\n", msg);
+    exit(1);
+}
+
+static ph_event ev0(uint16_t op)
+{
+    ph_event e;
+    memset(&e, 0, sizeof e);
+    e.op = op;
+    e.flag = -1;
+    e.index = -1;
+    e.newcomm = PH_COMM_NULL;
+    return e;
+}
+
+static void put(W *w, ph_event *e, uint64_t comp)
+{
+    ph_err err;
+    e->t_entry = w->t + comp;
+    e->t_exit = e->t_entry + DUR;
+    e->site = w->site;
+    w->t = e->t_exit;
+    if (ph_rank_write(w->w, e, &err) < 0)
+        die(err.msg);
+}
+
+static void simple(W *w, uint16_t op, uint64_t comp)
+{
+    ph_event e = ev0(op);
+    put(w, &e, comp);
+}
+
+static void sized(ph_event *e, uint64_t bytes, uint32_t esize)
+{
+    e->count = (int64_t)(esize && bytes >= esize ? bytes / esize : bytes);
+    e->bytes = bytes;
+}
+
+static void send_(W *w, uint16_t op, int32_t peer, int32_t tag, uint64_t bytes, uint64_t comp)
+{
+    ph_event e = ev0(op);
+    e.peer = peer;
+    e.tag = tag;
+    sized(&e, bytes, 1);
+    put(w, &e, comp);
+    if (op == PH_OP_ISEND || op == PH_OP_SEND_INIT)
+        w->nreq++;
+}
+
+static ph_status st(int32_t src, int32_t tag, uint64_t bytes)
+{
+    return (ph_status){.source = src, .source_world = src, .tag = tag, .bytes = bytes};
+}
+
+static void recv_(W *w, int32_t peer, int32_t tag, uint64_t bytes, uint64_t comp)
+{
+    ph_event e = ev0(PH_OP_RECV);
+    ph_status s = st(peer, tag, bytes);
+    e.peer = peer;
+    e.tag = tag;
+    sized(&e, bytes, 1);
+    e.nstatus = 1;
+    e.status = &s;
+    put(w, &e, comp);
+}
+
+static uint64_t irecv(W *w, uint16_t op, int32_t peer, int32_t tag, uint64_t bytes, uint64_t comp)
+{
+    ph_event e = ev0(op);
+    e.peer = peer;
+    e.tag = tag;
+    sized(&e, bytes, 1);
+    put(w, &e, comp);
+    return ++w->nreq;
+}
+
+static void waitall(W *w, const uint64_t *ids, const ph_status *sts, uint32_t n, uint64_t comp)
+{
+    ph_event e = ev0(n == 1 ? PH_OP_WAIT : PH_OP_WAITALL);
+    e.nreqs = n;
+    e.reqs = ids;
+    e.nstatus = n;
+    e.status = sts;
+    put(w, &e, comp);
+}
+
+static void coll(W *w, uint16_t op, uint32_t comm, uint64_t bytes, uint32_t esize, int32_t root,
+                 uint64_t comp)
+{
+    ph_event e = ev0(op);
+    e.comm = comm;
+    sized(&e, bytes, esize);
+    e.root = root;
+    if (op == PH_OP_ALLGATHER || op == PH_OP_ALLTOALL || op == PH_OP_GATHER || op == PH_OP_SCATTER) {
+        e.rcount = e.count;
+        e.rbytes = e.bytes;
+    }
+    put(w, &e, comp);
+}
+
+/* ---- kinds -------------------------------------------------------------------------- */
+
+static void k_p2p(const opts *o, W *w)
+{
+    uint64_t comp = w->rank ? o->comp1 : o->comp0;
+    if (!o->nonblocking) {
+        uint16_t op = !o->sendop || !strcmp(o->sendop, "send") ? PH_OP_SEND
+                      : !strcmp(o->sendop, "ssend") ? PH_OP_SSEND
+                      : !strcmp(o->sendop, "bsend") ? PH_OP_BSEND
+                      : !strcmp(o->sendop, "rsend") ? PH_OP_RSEND : 0;
+        if (!op)
+            die("--sendop: send, ssend, bsend or rsend");
+        if (w->rank == 0)
+            send_(w, op, 1, 7, o->bytes, comp);
+        else
+            recv_(w, 0, 7, o->bytes, comp);
+        return;
+    }
+    uint64_t id = w->nreq + 1;
+    if (w->rank == 0)
+        send_(w, PH_OP_ISEND, 1, 7, o->bytes, comp);
+    else
+        irecv(w, PH_OP_IRECV, 0, 7, o->bytes, comp);
+    ph_status s = w->rank ? st(0, 7, o->bytes) : (ph_status){.source = PH_NO_RANK};
+    waitall(w, &id, &s, 1, o->overlap);
+}
+
+static void k_pingpong(const opts *o, W *w)
+{
+    for (uint32_t i = 0; i < o->iters; i++) {
+        if (w->rank == 0) {
+            send_(w, PH_OP_SEND, 1, 1, o->bytes, o->comp);
+            recv_(w, 1, 2, o->bytes, 0);
+        } else {
+            recv_(w, 0, 1, o->bytes, o->comp);
+            send_(w, PH_OP_SEND, 0, 2, o->bytes, 0);
+        }
+    }
+}
+
+static void k_ring(const opts *o, W *w)
+{
+    int32_t n = (int32_t)o->ranks, me = (int32_t)w->rank;
+    for (uint32_t i = 0; i < o->iters; i++) {
+        if (me == 0) {
+            send_(w, PH_OP_SEND, 1 % n, 3, o->bytes, o->comp);
+            recv_(w, n - 1, 3, o->bytes, 0);
+        } else {
+            recv_(w, me - 1, 3, o->bytes, 0);
+            send_(w, PH_OP_SEND, (me + 1) % n, 3, o->bytes, o->comp);
+        }
+    }
+}
+
+static uint16_t coll_op(const char *name)
+{
+    static const struct { const char *n; uint16_t op; } t[] = {
+        {"barrier", PH_OP_BARRIER}, {"bcast", PH_OP_BCAST}, {"reduce", PH_OP_REDUCE},
+        {"allreduce", PH_OP_ALLREDUCE}, {"allgather", PH_OP_ALLGATHER},
+        {"alltoall", PH_OP_ALLTOALL}, {"gather", PH_OP_GATHER}, {"scatter", PH_OP_SCATTER},
+        {"scan", PH_OP_SCAN}, {"exscan", PH_OP_EXSCAN}};
+    for (size_t i = 0; name && i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(name, t[i].n) == 0)
+            return t[i].op;
+    die("--op: barrier, bcast, reduce, allreduce, allgather, alltoall, gather, scatter, scan, exscan");
+    return 0;
+}
+
+static void k_coll(const opts *o, W *w)
+{
+    for (uint32_t i = 0; i < o->iters; i++)
+        coll(w, coll_op(o->op), 0, o->bytes, o->esize, (int32_t)o->root, o->comp);
+}
+
+static int32_t nb(const opts *o, uint32_t rank, int dim, int dir)
+{
+    uint32_t c[3] = {rank % o->dims[0], rank / o->dims[0] % o->dims[1], rank / (o->dims[0] * o->dims[1])};
+    c[dim] = (c[dim] + o->dims[dim] + (uint32_t)dir) % o->dims[dim]; /* periodic */
+    return (int32_t)(c[0] + o->dims[0] * (c[1] + o->dims[1] * c[2]));
+}
+
+static void k_stencil(const opts *o, W *w)
+{
+    for (uint32_t it = 0; it < o->iters; it++) {
+        uint64_t ids[12];
+        ph_status sts[12];
+        for (int k = 0; k < 6; k++) {
+            int32_t p = nb(o, w->rank, k / 2, k % 2 ? 1 : -1);
+            ids[k] = irecv(w, PH_OP_IRECV, p, k ^ 1, o->bytes, k ? 0 : o->comp);
+            sts[k] = st(p, k ^ 1, o->bytes);
+        }
+        for (int k = 0; k < 6; k++) {
+            int32_t p = nb(o, w->rank, k / 2, k % 2 ? 1 : -1);
+            send_(w, PH_OP_ISEND, p, k, o->bytes, 0);
+            ids[6 + k] = w->nreq;
+            sts[6 + k] = (ph_status){.source = PH_NO_RANK};
+        }
+        waitall(w, ids, sts, 12, 0);
+        coll(w, PH_OP_ALLREDUCE, 0, 8, 8, 0, 0);
+    }
+}
+
+static void k_alltoall(const opts *o, W *w)
+{
+    for (uint32_t it = 0; it < o->iters; it++)
+        coll(w, PH_OP_ALLTOALL, 0, o->bytes, o->esize, 0, o->comp);
+}
+
+static void k_deadlock(const opts *o, W *w)
+{
+    int32_t n = (int32_t)o->ranks, me = (int32_t)w->rank;
+    recv_(w, (me + 1) % n, 0, o->bytes, o->comp);
+    send_(w, PH_OP_SEND, (me + n - 1) % n, 0, o->bytes, 0);
+}
+
+static void k_wildcard(const opts *o, W *w)
+{
+    if (w->rank) {
+        send_(w, PH_OP_SEND, 0, 5, o->bytes, o->comp * w->rank);
+        return;
+    }
+    uint32_t n = o->ranks - 1;
+    uint64_t *ids = calloc(n, sizeof *ids);
+    for (uint32_t i = 0; i < n; i++)
+        ids[i] = irecv(w, PH_OP_IRECV, PH_ANY_SOURCE, PH_ANY_TAG, o->bytes, 0);
+    for (uint32_t i = 0; i < n; i++) { /* Waitany: receive i matched rank n - i */
+        ph_event e = ev0(PH_OP_WAITANY);
+        ph_status s = st((int32_t)(n - i), 5, o->bytes);
+        e.nreqs = n;
+        e.reqs = ids;
+        e.index = (int32_t)i;
+        e.nstatus = 1;
+        e.status = &s;
+        put(w, &e, 0);
+        ids[i] = 0; /* MPI_REQUEST_NULL from now on */
+    }
+    free(ids);
+}
+
+static void k_poll(const opts *o, W *w)
+{
+    if (w->rank == 0) {
+        send_(w, PH_OP_SEND, 1, 9, o->bytes, o->comp0);
+        return;
+    }
+    uint64_t id = irecv(w, PH_OP_IRECV, 0, 9, o->bytes, 0);
+    for (int i = 0; i < 4; i++) {
+        ph_event e = ev0(PH_OP_TEST);
+        ph_status s = st(0, 9, o->bytes);
+        e.nreqs = 1;
+        e.reqs = &id;
+        e.flag = i == 3;
+        e.nstatus = i == 3;
+        e.status = &s;
+        put(w, &e, o->comp);
+    }
+}
+
+static void k_persistent(const opts *o, W *w)
+{
+    uint64_t id = w->rank == 0 ? (send_(w, PH_OP_SEND_INIT, 1, 4, o->bytes, 0), w->nreq)
+                               : irecv(w, PH_OP_RECV_INIT, 0, 4, o->bytes, 0);
+    for (uint32_t i = 0; i < o->iters; i++) {
+        ph_event e = ev0(PH_OP_START);
+        e.nreqs = 1;
+        e.reqs = &id;
+        put(w, &e, o->comp);
+        ph_status s = w->rank ? st(0, 4, o->bytes) : (ph_status){.source = PH_NO_RANK};
+        waitall(w, &id, &s, 1, 0);
+    }
+    ph_event e = ev0(PH_OP_REQUEST_FREE);
+    e.nreqs = 1;
+    e.reqs = &id;
+    put(w, &e, 0);
+}
+
+static void k_probe(const opts *o, W *w)
+{
+    if (w->rank == 0) {
+        send_(w, PH_OP_SEND, 1, 6, o->bytes, o->comp0);
+        return;
+    }
+    ph_event e = ev0(PH_OP_PROBE);
+    ph_status s = st(0, 6, o->bytes);
+    e.peer = PH_ANY_SOURCE;
+    e.tag = PH_ANY_TAG;
+    e.nstatus = 1;
+    e.status = &s;
+    put(w, &e, 0);
+    recv_(w, 0, 6, o->bytes, 0);
+}
+
+static void k_subcomm(const opts *o, W *w, const uint32_t *halves)
+{
+    ph_event e = ev0(PH_OP_COMM_SPLIT);
+    e.ival = w->rank % 2;
+    e.newcomm = halves[w->rank % 2];
+    put(w, &e, 0);
+    coll(w, PH_OP_ALLREDUCE, halves[w->rank % 2], o->bytes, o->esize, 0, o->comp);
+    coll(w, PH_OP_BARRIER, 0, 0, 1, 0, 0);
+}
+
+static void k_icoll(const opts *o, W *w)
+{
+    uint64_t id = w->nreq + 1;
+    coll(w, PH_OP_IALLREDUCE, 0, o->bytes, o->esize, 0, o->comp);
+    w->nreq++;
+    ph_status s = {.source = PH_NO_RANK};
+    waitall(w, &id, &s, 1, o->overlap);
+}
+
+static void k_sendrecv(const opts *o, W *w)
+{
+    int32_t peer = 1 - (int32_t)w->rank;
+    ph_event e = ev0(PH_OP_SENDRECV);
+    ph_status s = st(peer, 8, o->bytes);
+    e.peer = e.rpeer = peer;
+    e.tag = e.rtag = 8;
+    sized(&e, o->bytes, 1);
+    e.rcount = e.count;
+    e.rbytes = e.bytes;
+    e.nstatus = 1;
+    e.status = &s;
+    put(w, &e, o->comp);
+}
+
+static void k_procnull(const opts *o, W *w)
+{
+    uint64_t ids[2];
+    ph_status sts[2] = {st(PH_PROC_NULL, PH_ANY_TAG, 0), {.source = PH_NO_RANK}};
+    ids[0] = irecv(w, PH_OP_IRECV, PH_PROC_NULL, 1, o->bytes, o->comp);
+    send_(w, PH_OP_ISEND, PH_PROC_NULL, 1, o->bytes, 0);
+    ids[1] = w->nreq;
+    waitall(w, ids, sts, 2, 0);
+}
+
+/* ---- main --------------------------------------------------------------------------------- */
+
+static void write_rank(const opts *o, W *w, const uint32_t *halves)
+{
+    simple(w, PH_OP_INIT, 0);
+    const char *k = o->kind;
+    if (!strcmp(k, "p2p")) k_p2p(o, w);
+    else if (!strcmp(k, "pingpong")) k_pingpong(o, w);
+    else if (!strcmp(k, "ring")) k_ring(o, w);
+    else if (!strcmp(k, "coll")) k_coll(o, w);
+    else if (!strcmp(k, "stencil")) k_stencil(o, w);
+    else if (!strcmp(k, "alltoall")) k_alltoall(o, w);
+    else if (!strcmp(k, "deadlock")) k_deadlock(o, w);
+    else if (!strcmp(k, "wildcard")) k_wildcard(o, w);
+    else if (!strcmp(k, "poll")) k_poll(o, w);
+    else if (!strcmp(k, "persistent")) k_persistent(o, w);
+    else if (!strcmp(k, "probe")) k_probe(o, w);
+    else if (!strcmp(k, "subcomm")) k_subcomm(o, w, halves);
+    else if (!strcmp(k, "icoll")) k_icoll(o, w);
+    else if (!strcmp(k, "sendrecv")) k_sendrecv(o, w);
+    else if (!strcmp(k, "procnull")) k_procnull(o, w);
+    else die("unknown kind (see the comment at the top of simmpi/synth.c)");
+    simple(w, PH_OP_FINALIZE, 0);
+}
+
+static uint64_t num(const char *s)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || *end)
+        die("expected a whole number");
+    return v;
+}
+
+static void parse(int argc, char **argv, opts *o)
+{
+    static const struct option lo[] = {
+        {"ranks", 1, 0, 'n'}, {"bytes", 1, 0, 'b'}, {"iters", 1, 0, 'i'}, {"comp", 1, 0, 'c'},
+        {"comp0", 1, 0, '0'}, {"comp1", 1, 0, '1'}, {"overlap", 1, 0, 'v'}, {"op", 1, 0, 'o'},
+        {"root", 1, 0, 'r'}, {"esize", 1, 0, 'e'}, {"dims", 1, 0, 'd'},
+        {"nonblocking", 0, 0, 'N'}, {"sendop", 1, 0, 's'}, {0, 0, 0, 0}};
+    *o = (opts){.ranks = 2, .iters = 1, .esize = 1, .dims = {2, 2, 2}};
+    for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
+        switch (c) {
+        case 'n': o->ranks = (uint32_t)num(optarg); break;
+        case 'b': o->bytes = num(optarg); break;
+        case 'i': o->iters = (uint32_t)num(optarg); break;
+        case 'c': o->comp = num(optarg); break;
+        case '0': o->comp0 = num(optarg); break;
+        case '1': o->comp1 = num(optarg); break;
+        case 'v': o->overlap = num(optarg); break;
+        case 'o': o->op = optarg; break;
+        case 'r': o->root = (uint32_t)num(optarg); break;
+        case 'e': o->esize = (uint32_t)num(optarg); break;
+        case 'N': o->nonblocking = 1; break;
+        case 's': o->sendop = optarg; break;
+        case 'd':
+            if (sscanf(optarg, "%u,%u,%u", &o->dims[0], &o->dims[1], &o->dims[2]) != 3)
+                die("--dims X,Y,Z");
+            break;
+        default: die("bad option (see the comment at the top of simmpi/synth.c)");
+        }
+    }
+    if (optind + 2 != argc)
+        die("usage: synth KIND OUT [options]");
+    o->kind = argv[optind];
+    o->out = argv[optind + 1];
+    if (!strcmp(o->kind, "stencil"))
+        o->ranks = o->dims[0] * o->dims[1] * o->dims[2];
+    if (o->ranks < 2 && strcmp(o->kind, "coll") != 0)
+        die("--ranks must be at least 2");
+}
+
+int main(int argc, char **argv)
+{
+    opts o;
+    parse(argc, argv, &o);
+    ph_err err;
+    ph_writer *wr = ph_writer_create(o.out, o.ranks, "synth", &err);
+    if (!wr)
+        die(err.msg);
+    uint32_t site = ph_writer_site(wr, o.kind, "synth.c", 1), halves[2] = {0, 0};
+    if (!strcmp(o.kind, "subcomm"))
+        for (uint32_t h = 0; h < 2; h++) {
+            int32_t *m = calloc(o.ranks, sizeof *m);
+            uint32_t n = 0;
+            for (uint32_t i = h; i < o.ranks; i += 2)
+                m[n++] = (int32_t)i;
+            halves[h] = ph_writer_comm(wr, n, m, 0, NULL);
+            free(m);
+        }
+    for (uint32_t r = 0; r < o.ranks; r++) {
+        W w = {.rank = r, .site = site};
+        if (!(w.w = ph_writer_rank(wr, r, 0, &err)))
+            die(err.msg);
+        write_rank(&o, &w, halves);
+        if (ph_rank_writer_close(w.w, 1, &err) < 0)
+            die(err.msg);
+    }
+    if (ph_writer_close(wr, &err) < 0)
+        die(err.msg);
+    return 0;
+}

@@ -1,0 +1,112 @@
+#!/bin/sh
+# SIM-MPI against the closed forms of Zhai et al., Section 6 (Fig. 10), on
+# synthetic traces whose computation gaps are exact: every value is checked
+# to the picosecond.  Platform: o_s=1000 o_r=2000 L=5000 o'=300 (ns),
+# G=1 ns/B, eager limit 1024 B (tests/simmpi-lib.sh).
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/simmpi-lib.sh"
+plat
+os=1000 or=2000 L=5000 op=300 G=1
+ps() { echo $(( $1 * 1000 )); }
+finish() { q "d['ranks'][$1]['finish_ps']"; }
+field() { q "d['ranks'][$1]['$2_ps']"; }
+
+# 1. Eager, K bytes: o_s + G(K-1) + L + o_r end to end; the sender pays o_s.
+for K in 1 101 1024; do
+  "$SYNTH" p2p "$WORK/e$K" --bytes $K
+  predict "$WORK/e$K"
+  expect "eager K=$K receiver" "$(finish 1)" "$(ps $((os + G * (K - 1) + L + or)))"
+  expect "eager K=$K sender" "$(finish 0)" "$(ps $os)"
+  expect "eager K=$K total" "$(q "d['predicted_ps']")" "$(ps $((os + G * (K - 1) + L + or)))"
+  expect "eager K=$K no syn" "$(field 1 syn)" 0
+done
+
+# 2. Rendezvous above the eager limit: the receiver pays
+#    2(o'+L+o') + o_s + G(K-1) + L + o_r end to end, the sender 2(o'+L+o') + o_s.
+for K in 1025 100000; do
+  "$SYNTH" p2p "$WORK/r$K" --bytes $K
+  predict "$WORK/r$K"
+  expect "rendezvous K=$K receiver" "$(finish 1)" "$(ps $((2 * (op + L + op) + os + G * (K - 1) + L + or)))"
+  expect "rendezvous K=$K sender" "$(finish 0)" "$(ps $((2 * (op + L + op) + os)))"
+  expect "rendezvous K=$K receiver CPU: 2o' + o_r" "$(field 1 overhead)" "$(ps $((2 * op + or)))"
+  expect "rendezvous K=$K sender CPU: 2o' + o_s" "$(field 0 overhead)" "$(ps $((2 * op + os)))"
+  expect "rendezvous K=$K no syn" "$(field 0 syn)$(field 1 syn)" 00
+done
+
+# 3. syn appears exactly when a receive is early: by how much it was early.
+"$SYNTH" p2p "$WORK/early" --bytes 101 --comp0 50000
+predict "$WORK/early"
+expect "early receive: syn" "$(field 1 syn)" "$(ps 50000)"
+expect "early receive: finish" "$(finish 1)" "$(ps $((50000 + os + 100 + L + or)))"
+expect "early receive: no syn at the sender" "$(field 0 syn)" 0
+"$SYNTH" p2p "$WORK/late" --bytes 101 --comp1 50000
+predict "$WORK/late"
+expect "late receive: no syn" "$(field 0 syn)$(field 1 syn)" 00
+expect "late receive: the buffered message costs o_r" "$(finish 1)" "$(ps $((50000 + or)))"
+# Rendezvous, sender early: syn at the sender, from its RTS's arrival to the receive.
+"$SYNTH" p2p "$WORK/rlate" --bytes 2001 --comp1 50000
+predict "$WORK/rlate"
+expect "rendezvous, send early: syn" "$(field 0 syn)" "$(ps $((50000 - op - L)))"
+expect "rendezvous, send early: sender" "$(finish 0)" "$(ps $((50000 + 2 * op + L + op + os)))"
+expect "rendezvous, send early: no syn at the receiver" "$(field 1 syn)" 0
+expect "rendezvous, send early: receiver" "$(finish 1)" \
+  "$(ps $((50000 + 2 * op + L + op + os + 2000 + L + or)))"
+
+# 4. Every rank's time is accounted for: comp + overhead + transfer + syn = finish.
+python3 - "$WORK/p.json" <<'PY' || fail "breakdown does not add up"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["ranks"]:
+    s = r["comp_ps"] + r["overhead_ps"] + r["transfer_ps"] + r["syn_ps"]
+    if s != r["finish_ps"]: sys.exit(f"rank {r['rank']}: {s} != {r['finish_ps']}")
+PY
+
+# 5. A ring: n messages one after the other, n * (o_s + G(K-1) + L + o_r); R rounds.
+for n in 2 5 13; do
+  "$SYNTH" ring "$WORK/ring$n" --ranks $n --bytes 101 --iters 3
+  predict "$WORK/ring$n"
+  expect "ring of $n x 3" "$(q "d['predicted_ps']")" "$(ps $((3 * n * (os + 100 + L + or))))"
+done
+
+# 6. Barriers from their algorithms.  Dissemination (Bruck): ceil(log2 p)
+#    rounds of o_s + L + o_r.  Linear (p=4): the root collects p-1 o_r,
+#    then sends p-1 times: o_s + L + (p-1)(o_r + o_s) + L + o_r.
+for p in 2 3 4 5 7 8 13 16; do
+  plat "coll.barrier = dissemination"
+  "$SYNTH" coll "$WORK/bar$p" --ranks $p --op barrier
+  predict "$WORK/bar$p"
+  r=0 k=1; while [ $k -lt $p ]; do r=$((r + 1)); k=$((k * 2)); done
+  expect "dissemination barrier p=$p" "$(q "d['predicted_ps']")" "$(ps $((r * (os + L + or))))"
+  expect "dissemination barrier p=$p: all ranks" \
+    "$(q "len(set(x['finish_ps'] for x in d['ranks']))")" 1
+done
+plat "coll.barrier = linear"
+predict "$WORK/bar4"
+expect "linear barrier p=4" "$(q "d['predicted_ps']")" "$(ps $((os + L + 3 * (or + os) + L + or)))"
+expect "linear barrier named" "$(q "list(d['collectives']['barrier'])")" "['linear']"
+plat
+
+# 7. Nonblocking overlap.  Eager: Irecv, compute C, Wait: all of G(K-1) + L hides.
+"$SYNTH" p2p "$WORK/nb" --bytes 101 --nonblocking --overlap 20000
+predict "$WORK/nb"
+expect "overlap: receiver" "$(finish 1)" "$(ps $((20000 + or)))"
+expect "overlap: sender" "$(finish 0)" "$(ps $((os + 20000)))"
+expect "overlap: nothing waited" "$(field 1 transfer)$(field 1 syn)" 00
+# ... partly, when the computation is shorter than the transfer.
+"$SYNTH" p2p "$WORK/nb2" --bytes 101 --nonblocking --overlap 3000
+predict "$WORK/nb2"
+expect "partial overlap" "$(finish 1)" "$(ps $((os + 100 + L + or)))"
+expect "partial overlap: transfer waited" "$(field 1 transfer)" "$(ps $((os + 100 + L - 3000)))"
+# Rendezvous: the receiver's CPU pays o' + o' + o_r, the sender's 2o' + o_s.
+"$SYNTH" p2p "$WORK/nbr" --bytes 2001 --nonblocking --overlap 50000
+predict "$WORK/nbr"
+expect "rendezvous overlap: receiver" "$(finish 1)" "$(ps $((50000 + 2 * op + or)))"
+expect "rendezvous overlap: sender" "$(finish 0)" "$(ps $((50000 + 2 * op + os)))"
+
+# 8. A Test that recorded flag=0 costs o_poll and completes nothing; the
+#    one that recorded flag=1 completes the receive there.
+"$SYNTH" poll "$WORK/poll" --bytes 10 --comp 1000 --comp0 3000
+predict "$WORK/poll"
+expect "poll" "$(finish 1)" "$(ps $((3000 + os + 9 + L + or)))"
+expect "poll overhead" "$(field 1 overhead)" "$(ps $((3 * 100 + or)))"
+echo "closed forms: all exact"

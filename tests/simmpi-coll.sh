@@ -1,0 +1,44 @@
+#!/bin/sh
+# Collectives as point-to-point messages: every algorithm's decomposition,
+# message by message, against tests/simmpi-coll-model.py's own model for sizes
+# 2..16 (powers of two and not); Open MPI 4.1's decision rule at known
+# points; and the simulator running exactly the listed messages.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/simmpi-lib.sh"
+LIST="$top_builddir/simmpi/coll-list"
+python3 "$top_srcdir/tests/simmpi-coll-model.py" "$LIST" || fail "decompositions differ from the model"
+
+# The decision rule (coll/tuned fixed rules, Open MPI 4.1) at some table points.
+decide() { "$LIST" "$1" auto "$2" 0 "$3" 1 | sed -n 's/^alg [0-9]* //p'; }
+expect "allreduce 16 ranks 1 MiB" "$(decide allreduce 16 1048576)" rabenseifner
+expect "allreduce 64 ranks 100 B" "$(decide allreduce 64 100)" recursive_doubling
+expect "allreduce 4 ranks 4 B" "$(decide allreduce 4 4)" ring
+expect "bcast 100 ranks 1 KB" "$(decide bcast 100 1000)" knomial
+expect "bcast 12 ranks 64 KB" "$(decide bcast 12 65536)" basic_linear
+expect "bcast 16 ranks 64 KB" "$(decide bcast 16 65536)" binomial
+expect "alltoall 64 ranks 100 B" "$(decide alltoall 64 100)" modified_bruck
+expect "alltoall 200 ranks 1 MiB" "$(decide alltoall 200 1048576)" pairwise
+expect "barrier 4 ranks" "$(decide barrier 4 0)" linear
+expect "barrier 64 ranks" "$(decide barrier 64 0)" bruck
+expect "barrier 2 ranks" "$(decide barrier 2 0)" recursive_doubling
+expect "allgather 8 ranks" "$(decide allgather 8 64)" recursive_doubling
+expect "reduce 16 ranks 16 KB" "$(decide reduce 16 16384)" binomial
+
+# The engine runs what the listing says: message counts agree, and the
+# algorithm the trace used is reported; a platform override forces another.
+for p in 3 8 13; do
+  for spec in "allreduce 800 auto" "allreduce 80000 ring" "bcast 4096 auto" "alltoall 64 pairwise" \
+              "allgather 256 neighbor" "reduce 40 binomial" "barrier 0 tree"; do
+    set -- $spec
+    op=$1 bytes=$2 alg=$3
+    if [ "$alg" = auto ]; then plat; else plat "coll.$op = $alg"; fi
+    "$SYNTH" coll "$WORK/c" --ranks $p --op $op --bytes $bytes --esize 8
+    predict "$WORK/c"
+    count=$((bytes / 8)); [ $count -gt 0 ] || count=0
+    listed=$("$LIST" $op $alg $p 0 $count 8 | grep -c '^S')
+    used=$("$LIST" $op $alg $p 0 $count 8 | sed -n 's/^alg [0-9]* //p')
+    expect "$op $alg p=$p: messages simulated" "$(q "d['simulator']['messages']")" "$listed"
+    expect "$op $alg p=$p: algorithm reported" "$(q "list(d['collectives']['$op'])")" "['$used']"
+  done
+done
+echo "collectives: decompositions and decisions checked"

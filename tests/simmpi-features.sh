@@ -1,0 +1,92 @@
+#!/bin/sh
+# MPI semantics the simulator follows, each on a synthetic trace with an
+# exact prediction: ANY_SOURCE resolved to the recorded source, probes,
+# persistent requests, Sendrecv, MPI_PROC_NULL, synchronous and buffered
+# sends, nonblocking collectives, sub-communicators.  Platform as in
+# tests/simmpi-lib.sh: o_s=1000 o_r=2000 L=5000 o'=300 ns, G=1 ns/B, eager 1024.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/simmpi-lib.sh"
+plat
+ps() { echo $(( $1 * 1000 )); }
+
+# ANY_SOURCE: rank r sends at 10 us * r; rank 0's receives matched, as recorded,
+# rank 3 first, then 2, then 1 (not the order of arrival).
+"$SYNTH" wildcard "$WORK/wc" --ranks 4 --bytes 10 --comp 10000
+predict "$WORK/wc"
+expect "wildcard: recorded matching order" "$(q "d['ranks'][0]['finish_ps']")" \
+  "$(ps $((30000 + 1000 + 9 + 5000 + 3 * 2000)))"
+expect "wildcard: syn until the matched sender came" "$(q "d['ranks'][0]['syn_ps']")" "$(ps 30000)"
+
+# Probe (ANY_SOURCE, ANY_TAG): waits for the envelope, costs o_poll; the
+# Recv after it finds the message there (o_r).
+"$SYNTH" probe "$WORK/pr" --bytes 10 --comp0 3000
+predict "$WORK/pr"
+expect "probe" "$(q "d['ranks'][1]['finish_ps']")" "$(ps $((3000 + 1000 + 9 + 5000 + 100 + 2000)))"
+expect "probe: syn" "$(q "d['ranks'][1]['syn_ps']")" "$(ps 3000)"
+expect "probe: calls" "$(q "d['ops']['MPI_Probe']['calls']")" 1
+
+# Persistent requests: three Start/Wait rounds of Send_init and Recv_init.
+"$SYNTH" persistent "$WORK/ps" --bytes 10 --iters 3 --comp 1000
+predict "$WORK/ps"
+expect "persistent: sender" "$(q "d['ranks'][0]['finish_ps']")" "$(ps 6000)"
+expect "persistent: receiver" "$(q "d['ranks'][1]['finish_ps']")" "$(ps 15009)"
+expect "persistent: messages" "$(q "d['simulator']['messages']")" 3
+
+# Sendrecv: both halves at once.
+"$SYNTH" sendrecv "$WORK/sr" --bytes 101
+predict "$WORK/sr"
+expect "sendrecv" "$(q "[r['finish_ps'] for r in d['ranks']]")" "[$(ps 8100), $(ps 8100)]"
+
+# MPI_PROC_NULL: nothing to send or wait for.
+"$SYNTH" procnull "$WORK/pn" --comp 777
+predict "$WORK/pn"
+expect "proc_null" "$(q "d['predicted_ps']")" "$(ps 777)"
+expect "proc_null: no messages" "$(q "d['simulator']['messages']")" 0
+
+# Ssend is synchronous: a rendezvous even below the eager limit; Bsend is
+# buffered: eager even above it.
+"$SYNTH" p2p "$WORK/ss" --bytes 101 --sendop ssend
+predict "$WORK/ss"
+expect "ssend" "$(q "d['ranks'][1]['finish_ps']")" "$(ps $((2 * (300 + 5000 + 300) + 1000 + 100 + 5000 + 2000)))"
+"$SYNTH" p2p "$WORK/bs" --bytes 5000 --sendop bsend
+predict "$WORK/bs"
+expect "bsend" "$(q "d['ranks'][1]['finish_ps']")" "$(ps $((1000 + 4999 + 5000 + 2000)))"
+
+# A nonblocking collective runs where the trace completed it (its Wait).
+"$SYNTH" icoll "$WORK/ic" --ranks 2 --bytes 8 --esize 8 --overlap 50000
+predict "$WORK/ic"
+expect "iallreduce in its wait" "$(q "d['predicted_ps']")" "$(ps $((50000 + 1000 + 7 + 5000 + 2000)))"
+
+# Sub-communicators: ranks translated through the membership tables.  Comm_split
+# (allgather + allreduce on world), Allreduce on each half, Barrier on world:
+# exactly the messages of those decompositions.
+"$SYNTH" subcomm "$WORK/sc" --ranks 6 --bytes 64 --esize 8
+predict "$WORK/sc"
+L="$top_builddir/simmpi/coll-list"
+n=$(( $("$L" allgather auto 6 0 1 8 | grep -c ^S) + $("$L" allreduce auto 6 0 1 8 | grep -c ^S) \
+    + 2 * $("$L" allreduce auto 3 0 8 8 | grep -c ^S) + $("$L" barrier auto 6 0 0 1 | grep -c ^S) ))
+expect "subcomm: messages" "$(q "d['simulator']['messages']")" "$n"
+expect "subcomm: collectives" "$(q "sorted((c, sorted(a.items())) for c, a in d['collectives'].items())")" \
+  "[('allgather', [('recursive_doubling', 1)]), ('allreduce', [('recursive_doubling', 2), ('ring', 1)]), ('barrier', [('linear', 1)])]"
+python3 - "$WORK/p.json" <<'PY' || fail "subcomm: breakdown"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ops = d["ops"]
+assert ops["MPI_Comm_split"]["calls"] == 6 and ops["MPI_Allreduce"]["calls"] == 6, ops
+for r in d["ranks"]:
+    assert r["comp_ps"] + r["overhead_ps"] + r["transfer_ps"] + r["syn_ps"] == r["finish_ps"], r
+PY
+
+# Per call site and per MPI function, the communication time adds up to the ranks'.
+"$SYNTH" stencil "$WORK/st" --dims 3,2,2 --iters 5 --bytes 2000 --comp 3000
+predict "$WORK/st"
+python3 - "$WORK/p.json" <<'PY' || fail "stencil: breakdowns disagree"
+import json, sys
+d = json.load(open(sys.argv[1]))
+comm = lambda b: b["overhead_ps"] + b["transfer_ps"] + b["syn_ps"]
+ranks = sum(comm(r) for r in d["ranks"])
+assert sum(comm(b) for b in d["ops"].values()) == ranks
+assert sum(comm(s) for s in d["sites"]) == ranks
+assert d["ops"]["MPI_Waitall"]["calls"] == 12 * 5 and d["ops"]["MPI_Irecv"]["calls"] == 12 * 5 * 6
+PY
+echo "features checked"

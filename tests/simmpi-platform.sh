@@ -1,0 +1,84 @@
+#!/bin/sh
+# Platform files: the shipped ones load, mistakes get one line naming the
+# file and line; placement (--ppn, --map) picks intra- or inter-node
+# parameters; the what-if knobs scale what they say; the price is charged.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/simmpi-lib.sh"
+"$SYNTH" p2p "$WORK/e" --bytes 101 --comp0 4000
+
+# Every shipped platform file is valid and cites where its numbers come from.
+for f in "$top_srcdir"/platforms/*.conf; do
+  $PREDICT "$WORK/e" --platform "$f" --json > "$WORK/p.json" || fail "$f does not load"
+  grep -qi "source" "$f" || fail "$f: no source for its numbers"
+  expect "$f: name" "$(q "d['platform']")" "$(basename "$f" .conf)"
+done
+
+# Errors: one line, naming the file (and line), exit 1.
+bad() { # bad WANT-REGEX [platform lines...]
+  want=$1; shift
+  printf '%s\n' "$@" > "$WORK/bad.conf"
+  rc=0; $PREDICT "$WORK/e" --platform "$WORK/bad.conf" > "$WORK/out" 2> "$WORK/err" || rc=$?
+  expect "exit status for: $*" $rc 1
+  expect "one error line for: $*" "$(wc -l < "$WORK/err")" 1
+  grep -q "$want" "$WORK/err" || { cat "$WORK/err"; fail "error for '$*' does not match '$want'"; }
+}
+bad "bad.conf:2: unknown key 'latency'" "o_s = 1us" "latency = 2us"
+bad "bad.conf:1: L: '2 lightyears' is not a time\|bad.conf:1: L: unknown time unit" "L = 2 lightyears"
+bad "bad.conf:1: G: unknown unit" "G = 3 furlongs"
+bad "bad.conf:3: expected 'key = value'" "# comment" "" "o_s 1us"
+bad "bad.conf:1: network_model: 'fattree' is not supported" "network_model = fattree"
+bad "bad.conf:1: coll.allreduce: unknown algorithm 'quantum'" "coll.allreduce = quantum"
+bad "bad.conf:1: unknown collective 'coll.allpairs'" "coll.allpairs = ring"
+bad "bad.conf:1: cores_per_node: '0' is not a positive whole number" "cores_per_node = 0"
+rc=0; $PREDICT "$WORK/e" --platform "$WORK/nope.conf" 2> "$WORK/err" || rc=$?
+expect "missing platform: status" $rc 1
+grep -q "nope.conf: cannot open" "$WORK/err" || fail "missing platform file not named"
+rc=0; $PREDICT "$WORK/e" 2> "$WORK/err" || rc=$?
+expect "no --platform: usage error" $rc 2
+
+# Units: these three files describe the same platform.
+plat
+cp "$WORK/plat.conf" "$WORK/a.conf"
+sed -e 's/^o_s = .*/o_s = 0.001ms/' -e 's/^L = .*/L = 5us/' -e 's/^G = .*/G = 1 GB\/s/' \
+    -e 's/^eager_limit = .*/eager_limit = 1K/' "$WORK/a.conf" > "$WORK/b.conf"
+for f in a b; do
+  $PREDICT "$WORK/e" --platform "$WORK/$f.conf" --json > "$WORK/$f.json"
+done
+cmp -s "$WORK/a.json" "$WORK/b.json" || fail "units: the same platform written two ways predicts differently"
+
+# Placement: ranks 0 and 1 on one node use the intra-node parameters.
+plat "intra.o_s = 100ns
+intra.o_r = 200ns
+intra.L = 300ns
+intra.G = 0"
+predict "$WORK/e"
+expect "ppn 1: inter-node" "$(q "d['ranks'][1]['finish_ps']")" $(( (4000 + 1000 + 100 + 5000 + 2000) * 1000 ))
+predict "$WORK/e" --ppn 2
+expect "ppn 2: intra-node" "$(q "d['ranks'][1]['finish_ps']")" $(( (4000 + 100 + 300 + 200) * 1000 ))
+expect "ppn 2: one node" "$(q "d['nnodes']")" 1
+printf '# node per rank\n7\n7\n' > "$WORK/map"
+predict "$WORK/e" --map "$WORK/map"
+expect "map file: same node" "$(q "d['ranks'][1]['finish_ps']")" $(( (4000 + 100 + 300 + 200) * 1000 ))
+predict "$WORK/e" --ppn 2 --map cyclic
+expect "cyclic over 1 node" "$(q "d['ranks'][1]['finish_ps']")" $(( (4000 + 100 + 300 + 200) * 1000 ))
+printf '0\n' > "$WORK/short"
+rc=0; $PREDICT "$WORK/e" --platform "$WORK/plat.conf" --map "$WORK/short" 2> "$WORK/err" || rc=$?
+expect "short map: status" $rc 1
+grep -q "short: 1 node numbers for a trace of 2 ranks" "$WORK/err" || fail "short map file not reported"
+
+# What-if: comp=0.5 halves every computation unit, net=2 doubles the network.
+plat
+predict "$WORK/e" --what-if comp=0.5
+expect "comp x 0.5" "$(q "d['ranks'][1]['finish_ps']")" $(( (2000 + 1000 + 100 + 5000 + 2000) * 1000 ))
+predict "$WORK/e" --what-if net=2
+expect "net x 2" "$(q "d['ranks'][1]['finish_ps']")" $(( (4000 + 2 * (1000 + 100 + 5000 + 2000)) * 1000 ))
+predict "$WORK/e" --what-if comp=0 --what-if net=0.5
+expect "comp x 0, net x 0.5" "$(q "d['predicted_ps']")" $(( (1000 + 100 + 5000 + 2000) * 500 ))
+rc=0; $PREDICT "$WORK/e" --platform "$WORK/plat.conf" --what-if cpu=2 2> /dev/null || rc=$?
+expect "bad what-if: usage error" $rc 2
+
+# The price per node-hour: 2 nodes for the predicted time.
+plat "price_per_node_hour = 3600"
+predict "$WORK/e"
+expect "cost" "$(q "round(d['cost'] * 1e12)")" $(( 2 * (4000 + 1000 + 100 + 5000 + 2000) * 1000 ))
+echo "platform files checked"

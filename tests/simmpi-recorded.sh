@@ -1,0 +1,35 @@
+#!/bin/sh
+# A real recorded run: tests/progs/stencil.c at 4 ranks under `phantom record`,
+# predicted on this machine's platform file.  The prediction must complete and
+# be plausible: at least the longest rank's computation, at most 10 times the
+# measured run time; every rank's time accounted for.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/simmpi-lib.sh"
+need mpirun
+prog=$(cd "$WORK" && build_prog stencil.c)
+"$PHANTOM" record -o "$WORK/s.trace" -- timeout 300 mpirun --oversubscribe -np 4 "$prog" 128 60 \
+  > "$WORK/out" 2>&1 || { cat "$WORK/out"; fail "stencil under phantom record"; }
+P="$top_srcdir/platforms/shm-2core-local.conf"
+$PREDICT "$WORK/s.trace" --platform "$P" --ppn 4 --json > "$WORK/p.json" || fail "predict failed"
+python3 - "$WORK/p.json" <<'PY' || fail "implausible prediction"
+import json, sys
+d = json.load(open(sys.argv[1]))
+comp = max(r["comp_ps"] for r in d["ranks"])
+pred, meas = d["predicted_ps"], d["measured_ns"] * 1000
+print(f"predicted {pred / 1e9:.3f} ms, measured {meas / 1e9:.3f} ms, longest computation {comp / 1e9:.3f} ms")
+assert d["nranks"] == 4 and all(r["complete"] for r in d["ranks"]), "ranks incomplete"
+assert comp <= pred <= 10 * meas, "outside [computation, 10 x measured]"
+for r in d["ranks"]:
+    assert r["comp_ps"] + r["overhead_ps"] + r["transfer_ps"] + r["syn_ps"] == r["finish_ps"], r
+ops = d["ops"]
+assert ops["MPI_Waitall"]["calls"] == 4 * 60 and ops["MPI_Isend"]["calls"] == 4 * 2 * 60, ops
+assert ops["MPI_Allreduce"]["calls"] == 4 * 6, ops
+assert d["simulator"]["messages"] > 0 and d["simulator"]["unmatched_messages"] == 0
+PY
+# The table for a terminal, and the same prediction twice.
+$PREDICT "$WORK/s.trace" --platform "$P" --ppn 4 > "$WORK/table" || fail "table output"
+grep -q "^predicted run time: " "$WORK/table" || fail "no predicted run time in the table"
+grep -q "^MPI_Waitall " "$WORK/table" || fail "no per-function row"
+$PREDICT "$WORK/s.trace" --platform "$P" --ppn 4 --json > "$WORK/p2.json"
+cmp -s "$WORK/p.json" "$WORK/p2.json" || fail "two predictions of one recorded trace differ"
+echo "recorded trace predicted"
