@@ -12,7 +12,7 @@ mkdir -p build
 cd build
 [ -f Makefile ] || "$top/configure" -q
 make -s -j"$(nproc 2>/dev/null || echo 2)"
-mpicc -O2 -o stencil "$top/tests/progs/stencil.c" -lm
+mpicc -O2 -g -o stencil "$top/tests/progs/stencil.c" -lm
 # Open MPI refuses root unless told; more ranks than cores needs oversubscribe.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ./cli/phantom record --log --force -o stencil.trace -- mpirun --oversubscribe -np 4 ./stencil 1024 300
