@@ -4,7 +4,7 @@
 #   sh bench/simmpi-accuracy.sh BUILDDIR [WORKDIR]
 #
 # For each transport (shared memory; TCP loopback): calibrate a platform file
-# with bench/simmpi-calibrate, record LAMMPS (melt, 1000 steps) and HPCC
+# with phantom calibrate, record LAMMPS (melt, 1000 steps) and HPCC
 # (N=1000) at 2 ranks with `phantom record`, predict each trace on the
 # calibrated platform, and print the prediction, the measured span (MPI_Init
 # return to MPI_Finalize entry, from the trace) and the error.  The goal of
@@ -23,7 +23,7 @@ sed -n '/^HPLinpack benchmark input file/,/^EOF/p' "$S/tests/app-hpcc.sh" | grep
 
 for tr in shm tcp; do
   mca=""; [ $tr = tcp ] && mca="--mca btl tcp,self"
-  mpirun $mca -np 2 "$B/bench/simmpi-calibrate" "calibrated-$tr" > "$W/$tr.conf"
+  mpirun $mca -np 2 "$PHANTOM" calibrate --name "calibrated-$tr" -o "$W/$tr.conf"
   echo "cores_per_node = 2" >> "$W/$tr.conf"
   for app in lammps hpcc; do
     rm -rf "$W/$app-$tr.trace"

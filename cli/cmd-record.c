@@ -62,39 +62,11 @@ typedef struct opts {
 
 /* ---- the recorder library ---------------------------------------------------------- */
 
-static int readable(const char *path) { return path && *path && access(path, R_OK) == 0; }
-
 /* PHANTOM_PRELOAD, then the build tree next to this binary, then the install. */
 static char *find_preload(void)
 {
-    const char *env = getenv("PHANTOM_PRELOAD");
-    if (env && *env) {
-        char *p = readable(env) ? realpath(env, NULL) : NULL;
-        if (!p)
-            cli_error("record", "PHANTOM_PRELOAD=%s: %s", env, strerror(errno));
-        return p;
-    }
-    char exe[PATH_MAX], cand[PATH_MAX + 64];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash)
-            *slash = 0;
-        /* cli/phantom, or cli/.libs/phantom when libtool wraps it */
-        static const char *const rel[] = {"/../libpmpi-rec/.libs/libpmpi-rec.so",
-                                          "/../../libpmpi-rec/.libs/libpmpi-rec.so"};
-        for (size_t i = 0; i < 2; i++) {
-            snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
-            if (readable(cand))
-                return realpath(cand, NULL);
-        }
-    }
-    if (readable(PKGLIBDIR "/libpmpi-rec.so"))
-        return strdup(PKGLIBDIR "/libpmpi-rec.so");
-    cli_error("record", "libpmpi-rec.so not found (looked next to this phantom's build tree and in "
-                        PKGLIBDIR "; set PHANTOM_PRELOAD to its path)");
-    return NULL;
+    return cli_find_program("record", "PHANTOM_PRELOAD", "libpmpi-rec/.libs/libpmpi-rec.so",
+                            PKGLIBDIR "/libpmpi-rec.so");
 }
 
 /* ---- the trace directory ------------------------------------------------------------- */

@@ -2,16 +2,18 @@
  * verb's own file (git-style), and holds the helpers every verb shares so
  * that errors, exit codes and option parsing look the same everywhere. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "phantom.h"
 
 static const ph_verb *const verbs[] = {&cmd_record, &cmd_finish, &cmd_stats, &cmd_dump,
-                                       &cmd_cluster, &cmd_predict};
+                                       &cmd_cluster, &cmd_predict, &cmd_calibrate};
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 
 static const ph_verb *find_verb(const char *name)
@@ -114,6 +116,36 @@ int cli_help(const ph_verb *v)
 {
     fputs(v->usage, stdout);
     return cli_flush_stdout(v->name);
+}
+
+char *cli_find_program(const char *verb, const char *envvar, const char *build_rel, const char *installed)
+{
+    const char *env = getenv(envvar);
+    if (env && *env) {
+        char *p = access(env, R_OK) == 0 ? realpath(env, NULL) : NULL;
+        if (!p)
+            cli_error(verb, "%s=%s: %s", envvar, env, strerror(errno));
+        return p;
+    }
+    char exe[PATH_MAX], cand[2 * PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = 0;
+        /* cli/phantom, or cli/.libs/phantom when libtool wraps it */
+        for (const char *up = "/..", *up2 = "/../.."; up; up = up2, up2 = NULL) {
+            snprintf(cand, sizeof cand, "%s%s/%s", exe, up, build_rel);
+            if (access(cand, R_OK) == 0)
+                return realpath(cand, NULL);
+        }
+    }
+    if (access(installed, R_OK) == 0)
+        return strdup(installed);
+    cli_error(verb, "%s not found (looked next to this phantom's build tree and at %s; set %s to its path)",
+              build_rel, installed, envvar);
+    return NULL;
 }
 
 int cli_flush_stdout(const char *verb)

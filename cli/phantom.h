@@ -23,7 +23,8 @@ typedef struct ph_verb {
     int (*run)(int argc, char **argv); /* argv[0] is the verb name */
 } ph_verb;
 
-extern const ph_verb cmd_record, cmd_finish, cmd_stats, cmd_dump, cmd_cluster, cmd_predict;
+extern const ph_verb cmd_record, cmd_finish, cmd_stats, cmd_dump, cmd_cluster, cmd_predict,
+    cmd_calibrate;
 
 /* ---- messages (phantom.c) ------------------------------------------------ */
 
@@ -44,6 +45,10 @@ int cli_getopt(const char *verb, int argc, char **argv, const char *shortopts,
                const struct option *longopts);
 /* Decimal number in [lo, hi]; -1 if s is not one. */
 int cli_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
+/* A program phantom runs: $envvar if set, else the build tree next to this
+ * binary (build_rel relative to the top build directory), else the installed
+ * path.  Returns a malloc'd absolute path, or NULL after a one-line error. */
+char *cli_find_program(const char *verb, const char *envvar, const char *build_rel, const char *installed);
 /* Checks stdout for a write error at exit (a full disk, a closed pipe). */
 int cli_flush_stdout(const char *verb);
 

@@ -1,8 +1,10 @@
-/* simmpi-calibrate.c - measure LogGP parameters with ping-pong micro-benchmarks.
+/* phantom-calibrate.c - measure LogGP parameters with ping-pong micro-benchmarks.
  *
- *   mpirun -np 2 simmpi-calibrate [NAME] [REPS]
+ *   mpirun -np 2 --map-by node phantom calibrate [-o FILE] [--name NAME] [--reps N]
  *
- * Rank 0 prints a platform file (doc/platform-format.md) on stdout with
+ * `phantom calibrate` (cli/cmd-calibrate.c) execs this MPI program in each
+ * rank, as  phantom-calibrate NAME REPS [FILE].  Rank 0 writes a platform
+ * file (doc/platform-format.md) to FILE, or stdout, with
  * o_s, o_r, L, G, o' and the eager limit between the two ranks, measured as
  * in Kielmann et al., "Fast measurement of LogP parameters" (one-way times
  * from round trips; overheads from bursts) and the SIM-MPI model of Zhai et
@@ -24,11 +26,13 @@
  *             a Test or Iprobe that fails: a poll of the progress engine)
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int me;
 static char *buf;
@@ -181,10 +185,17 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     const char *name = argc > 1 ? argv[1] : "calibrated";
     int reps = argc > 2 ? atoi(argv[2]) : 15;
+    const char *path = argc > 3 ? argv[3] : NULL;
     if (np != 2 || reps < 1) {
         if (me == 0)
-            fprintf(stderr, "usage: mpirun -np 2 simmpi-calibrate [NAME] [REPS]\n");
+            fprintf(stderr, "phantom calibrate: needs exactly 2 ranks (it has %d): "
+                            "mpirun -np 2 --map-by node phantom calibrate -o FILE\n", np);
         MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    FILE *out = stdout;
+    if (me == 0 && path && !(out = fopen(path, "w"))) {
+        fprintf(stderr, "phantom calibrate: %s: cannot create: %s\n", path, strerror(errno));
+        MPI_Abort(MPI_COMM_WORLD, 1);
     }
     buf = calloc(1, 5L << 20);
     oneway(8, 2000, 3); /* warm up */
@@ -210,15 +221,24 @@ int main(int argc, char **argv)
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
         MPI_Get_library_version(lib, &len);
         lib[strcspn(lib, "\n,")] = 0;
-        printf("# Measured by bench/simmpi-calibrate (ping-pong, fastest of %d runs) with %s.\n", reps, lib);
-        printf("# T(1) = %.1f ns, T(256) = %.1f ns, T(1 MiB) = %.0f ns, T(4 MiB) = %.0f ns,\n", t1,
-               t256, tb1, tb4);
-        printf("# rendezvous jump at the eager limit: %.1f ns.\n", jump);
-        printf("name = %s\nnetwork_model = loggp\n", name);
-        printf("o_s = %.1fns\no_r = %.1fns\nL = %.1fns\no_prime = %.1fns\n", os, orr, l, oprime);
-        printf("G = %.5f          # ns per byte: %.2f GB/s\n", g, g > 0 ? 1.0 / g : 0.0);
-        printf("eager_limit = %ld\n", e);
-        printf("o_poll = %.1fns\n", opoll);
+        char host[256] = "?", when[64];
+        time_t now = time(NULL);
+        gethostname(host, sizeof host - 1);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        fprintf(out, "# Measured by phantom calibrate on %s at %s\n", host, when);
+        fprintf(out, "# (ping-pong, fastest of %d runs) with %s.\n", reps, lib);
+        fprintf(out, "# T(1) = %.1f ns, T(256) = %.1f ns, T(1 MiB) = %.0f ns, T(4 MiB) = %.0f ns,\n", t1,
+                t256, tb1, tb4);
+        fprintf(out, "# rendezvous jump at the eager limit: %.1f ns.\n", jump);
+        fprintf(out, "name = %s\nnetwork_model = loggp\n", name);
+        fprintf(out, "o_s = %.1fns\no_r = %.1fns\nL = %.1fns\no_prime = %.1fns\n", os, orr, l, oprime);
+        fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", g, g > 0 ? 1.0 / g : 0.0);
+        fprintf(out, "eager_limit = %ld\n", e);
+        fprintf(out, "o_poll = %.1fns\n", opoll);
+        if (out != stdout && fclose(out) != 0) {
+            fprintf(stderr, "phantom calibrate: %s: write failed: %s\n", path, strerror(errno));
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
     }
     free(buf);
     MPI_Finalize();

@@ -1,0 +1,89 @@
+/* cmd-calibrate.c - `phantom calibrate`: measure the target's LogGP parameters.
+ *
+ * Calibration is an MPI job: two ranks ping-pong between two nodes of the
+ * target.  The phantom front end is not an MPI program, so under mpirun each
+ * rank execs the measuring program (simmpi/phantom-calibrate.c) in its own
+ * place: the process, and with it the rank's launcher environment, stays the
+ * same.  Rank 0 writes the platform file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "phantom.h"
+
+static const char usage[] =
+    "usage: mpirun -np 2 --map-by node phantom calibrate [-o FILE] [--name NAME] [--reps N]\n"
+    "\n"
+    "Measure o_s, o_r, L, G, o', the eager limit and the cost of a failed poll\n"
+    "between two ranks with ping-pong micro-benchmarks, and write them as a\n"
+    "platform file (doc/platform-format.md) for `phantom predict`.  Run it with\n"
+    "two ranks on two nodes of the target (--map-by node); on one node it\n"
+    "measures the node's shared memory.  Add cores_per_node and\n"
+    "price_per_node_hour to the file by hand.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE   write the platform file here (default: standard output)\n"
+    "  --name NAME         the platform's name (default: FILE without .conf)\n"
+    "  --reps N            repetitions of each measurement, the fastest kept (default 15)\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "environment:\n"
+    "  PHANTOM_CALIBRATE   path of the phantom-calibrate program to run\n";
+
+/* The platform name from the output file: "runs/ib.conf" -> "ib". */
+static void default_name(const char *out, char *name, size_t cap)
+{
+    const char *base = out ? strrchr(out, '/') : NULL;
+    base = base ? base + 1 : out ? out : "calibrated";
+    snprintf(name, cap, "%s", base);
+    char *dot = strrchr(name, '.');
+    if (dot && dot != name)
+        *dot = 0;
+}
+
+static int run(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
+                                             {"name", required_argument, 0, 'n'},
+                                             {"reps", required_argument, 0, 'r'},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
+    const char *out = NULL, *name = NULL;
+    uint32_t reps = 15;
+    int c;
+    while ((c = cli_getopt("calibrate", argc, argv, ":o:h", longopts)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'n': name = optarg; break;
+        case 'r':
+            if (cli_parse_u32(optarg, 1, 1000, &reps) < 0)
+                return cli_usage_error("calibrate", "--reps %s: expected a number from 1 to 1000", optarg);
+            break;
+        case 'h': return cli_help(&cmd_calibrate);
+        default: return CLI_USAGE;
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("calibrate", "unexpected argument '%s'", argv[optind]);
+    if (!getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMI_SIZE") && !getenv("PMIX_RANK"))
+        return cli_error("calibrate", "not started by an MPI launcher: run it as "
+                                      "mpirun -np 2 --map-by node phantom calibrate -o FILE");
+    char *prog = cli_find_program("calibrate", "PHANTOM_CALIBRATE", "simmpi/phantom-calibrate",
+                                  PKGLIBEXECDIR "/phantom-calibrate");
+    if (!prog)
+        return CLI_ERR;
+    char namebuf[256], repsbuf[16];
+    if (!name) {
+        default_name(out, namebuf, sizeof namebuf);
+        name = namebuf;
+    }
+    snprintf(repsbuf, sizeof repsbuf, "%u", reps);
+    char *args[] = {prog, (char *)name, repsbuf, (char *)out, NULL};
+    execv(prog, args);
+    return cli_error("calibrate", "%s: cannot run: %s", prog, strerror(errno));
+}
+
+const ph_verb cmd_calibrate = {"calibrate", "measure a target's LogGP parameters (under mpirun)", usage, run};
