@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "phantom.h"
 #include "simmpi.h"
 
@@ -40,7 +41,8 @@ static const char usage[] =
     "options:\n"
     "  --platform FILE     the target platform (doc/platform-format.md); required\n"
     "  --comp NAME         computation vector: host (the trace's own gaps; default)\n"
-    "  --groups FILE       rank groups for representative replay (not yet supported)\n"
+    "  --groups FILE       every rank computes as its group's representative\n"
+    "                      (groups.json from `phantom cluster` for this trace)\n"
     "  --ppn N             ranks per node (default: the platform's cores_per_node)\n"
     "  --map POLICY        rank placement: block (default), cyclic, or a FILE\n"
     "                      with one node number per rank\n"
@@ -56,7 +58,7 @@ static const char usage[] =
     "prints one line per stuck rank), 2 for a usage error.\n";
 
 typedef struct popts {
-    const char *trace, *platform, *comp, *map;
+    const char *trace, *platform, *comp, *map, *groups;
     uint32_t ppn, threads, top;
     double comp_scale, net_scale;
     int json;
@@ -98,9 +100,7 @@ static int parse_args(int argc, char **argv, popts *o)
         case 'h': return cli_help(&cmd_predict) == CLI_OK ? -2 : CLI_ERR;
         case 'p': o->platform = optarg; break;
         case 'c': o->comp = optarg; break;
-        case 'g':
-            return cli_error("predict", "--groups %s: representative replay vectors are not "
-                             "supported yet (only --comp host)", optarg);
+        case 'g': o->groups = optarg; break;
         case 'm': o->map = optarg; break;
         case 'w':
             if (parse_what_if(optarg, o) != CLI_OK)
@@ -507,6 +507,42 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so)
     return rc == 0 ? cli_flush_stdout("predict") : rc;
 }
 
+/* ---- representatives (--groups) -------------------------------------------------------- */
+
+/* PHANTOM's representative replay: each rank's computation units are its
+ * representative's.  The cluster stage groups only ranks with as many calls,
+ * so unit k exists for both; a rank that is its own representative keeps its
+ * exact host times. */
+typedef struct rep_comp {
+    cl_trace_data *d;
+    uint32_t *rep_of;
+} rep_comp;
+
+static simtime rep_unit(void *ctx, uint32_t rank, uint64_t k, uint64_t host_ns)
+{
+    const rep_comp *rc = ctx;
+    uint32_t rep = rc->rep_of[rank];
+    const cl_rank *r = &rc->d->r[rep];
+    if (rep == rank || k == 0 || k - 1 >= r->dim) /* unit k is the gap before event k */
+        return (simtime)host_ns * 1000;
+    return (simtime)llround((double)r->vec[k - 1] * 1000.0);
+}
+
+static int load_groups(const popts *o, ph_trace *t, rep_comp *rc, simmpi_options *so)
+{
+    ph_err err;
+    uint32_t n = ph_trace_nranks(t);
+    rc->d = cl_load(o->trace, (int)default_threads(), &err);
+    rc->rep_of = malloc(n * sizeof *rc->rep_of);
+    if (!rc->d || !rc->rep_of)
+        return cli_error("predict", "%s", rc->d ? "out of memory" : err.msg);
+    cl_identity id = {o->trace, ph_trace_meta(t, "start_time"), n, rc->d->fingerprint};
+    if (cl_plan_check(o->groups, &id, NULL, rc->rep_of, &err) < 0)
+        return cli_error("predict", "%s", err.msg);
+    so->comp = (simmpi_comp_source){rep_unit, rc, "group representatives"};
+    return CLI_OK;
+}
+
 static int run(int argc, char **argv)
 {
     popts o = {.top = 10, .comp_scale = 1.0, .net_scale = 1.0};
@@ -528,8 +564,13 @@ static int run(int argc, char **argv)
     uint32_t *node_of = NULL;
     rc = build_map(&o, ph_trace_nranks(t), so.ppn, &node_of);
     so.node_of = node_of;
+    rep_comp reps = {NULL, NULL};
+    if (rc == CLI_OK && o.groups)
+        rc = load_groups(&o, t, &reps, &so);
     if (rc == CLI_OK)
         rc = simulate(&o, t, &so);
+    cl_trace_data_free(reps.d);
+    free(reps.rep_of);
     free(node_of);
     ph_trace_close(t);
     return rc;

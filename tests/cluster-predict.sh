@@ -1,0 +1,51 @@
+#!/bin/sh
+# Representative replay with host vectors (issue 5's acceptance until replay
+# lands): every rank computing as its group's representative predicts within
+# 3% of every rank's own vector, for LAMMPS at 4 ranks (the plan as cluster
+# makes it) and for the imbalance program cut into 2 groups ({0} and {1-3}:
+# ranks 1-3 take rank 1's, 2's or 3's computation).
+. "$top_srcdir/tests/lib.sh"
+LMP=$(command -v lmp || command -v lmp_openmpi || true)
+melt=$(ls /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt 2>/dev/null | head -1)
+[ -n "$LMP" ] && [ -n "$melt" ] || skip "LAMMPS and lammps-examples are not installed"
+plat="$top_srcdir/platforms/ib-qdr.conf"
+
+# predicted total of TRACE with extra predict options, in ps
+predicted() {
+  t=$1; shift
+  "$PHANTOM" predict "$t" --platform "$plat" --ppn 2 --json "$@" > "$WORK/p.json" ||
+    fail "phantom predict $t $*"
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["predicted_ps"])' "$WORK/p.json"
+}
+
+within3() { # name own grouped
+  python3 - "$@" <<'PY' || fail "$1: the prediction from representatives is more than 3% off"
+import sys
+name, own, grp = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+err = (grp - own) / own * 100
+print(f"{name}: own vectors {own / 1e9:.3f} ms, representatives {grp / 1e9:.3f} ms: {err:+.2f}%")
+sys.exit(0 if abs(err) <= 3 else 1)
+PY
+}
+
+sed -e 's/^run[[:space:]].*/run 250/' -e 's/^thermo[[:space:]].*/thermo 50/' "$melt" > "$WORK/in.melt"
+(cd "$WORK" && "$PHANTOM" record -o "$WORK/lmp.trace" -- mpirun --oversubscribe -np 4 "$LMP" -in in.melt -log none \
+   > "$WORK/lmp.out" 2>&1) || { tail "$WORK/lmp.out"; fail "LAMMPS under phantom record"; }
+"$PHANTOM" cluster "$WORK/lmp.trace" --ppn 2 > "$WORK/c.txt" || fail "phantom cluster on LAMMPS"
+within3 lammps "$(predicted "$WORK/lmp.trace")" \
+  "$(predicted "$WORK/lmp.trace" --groups "$WORK/lmp.trace/groups.json")"
+
+prog=$(cd "$WORK" && build_prog imbalance.c)
+"$PHANTOM" record -o "$WORK/imb.trace" -- mpirun --oversubscribe -np 4 "$prog" > "$WORK/imb.out" 2>&1 ||
+  fail "imbalance under phantom record"
+"$PHANTOM" cluster "$WORK/imb.trace" -k 2 --ppn 2 > "$WORK/c2.txt" || fail "phantom cluster -k 2"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rank_representative"]; sys.exit(0 if r[0]==0 and len(set(r[1:]))==1 and r[1]!=0 else 1)' \
+  "$WORK/imb.trace/groups.json" || fail "imbalance: expected groups {0} and {1-3}: $(cat "$WORK/c2.txt")"
+within3 imbalance "$(predicted "$WORK/imb.trace")" \
+  "$(predicted "$WORK/imb.trace" --groups "$WORK/imb.trace/groups.json")"
+
+# A plan from another trace is refused with one line naming the file.
+"$PHANTOM" predict "$WORK/imb.trace" --platform "$plat" --groups "$WORK/lmp.trace/groups.json" \
+  > /dev/null 2> "$WORK/err" && fail "predict took a groups file of another trace"
+[ "$(wc -l < "$WORK/err")" = 1 ] && grep -q "groups.json" "$WORK/err" || fail "unclear error: $(cat "$WORK/err")"
+echo "cluster-predict: ok"
