@@ -934,30 +934,41 @@ int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
     }
 }
 
-static ph_rank_reader *rank_open(ph_trace *t, uint32_t rank, int defs_only, ph_err *err)
+/* Opens rank's file with extension ext into f, checking that its header
+ * belongs to this trace. */
+static int open_rank_file(ph_trace *t, uint32_t rank, const char *ext, const char *magic, frames *f,
+                          ph_err *err)
 {
     if (rank >= t->nranks) {
         ph_err_set(err, "%s: no rank %u (the trace has %u ranks)", t->dir, rank, t->nranks);
-        return NULL;
+        return -1;
     }
+    char *path = rank_path(t, rank, ext);
+    if (!path) {
+        ph_err_set(err, "out of memory");
+        return -1;
+    }
+    int rc = frames_open(f, path, magic, err);
+    if (rc == 0 && (f->hdr.rank != rank || f->hdr.nranks != t->nranks)) {
+        ph_err_set(err, "%s: offset 12: header says rank %u of %u, expected rank %u of %u (mixed traces?)",
+                   path, f->hdr.rank, f->hdr.nranks, rank, t->nranks);
+        rc = -1;
+    }
+    free(path);
+    return rc;
+}
+
+static ph_rank_reader *rank_open(ph_trace *t, uint32_t rank, int defs_only, ph_err *err)
+{
     ph_rank_reader *r = calloc(1, sizeof *r);
-    char *path = rank_path(t, rank, "evt");
-    if (!r || !path) {
-        free(r);
-        free(path);
+    if (!r) {
         ph_err_set(err, "out of memory");
         return NULL;
     }
     r->t = t;
     r->rank = rank;
     r->defs_only = defs_only;
-    int rc = frames_open(&r->f, path, PH_MAGIC_EVT, err);
-    if (rc == 0 && (r->f.hdr.rank != rank || r->f.hdr.nranks != t->nranks)) {
-        ph_err_set(err, "%s: offset 12: header says rank %u of %u, expected rank %u of %u (mixed traces?)",
-                   path, r->f.hdr.rank, r->f.hdr.nranks, rank, t->nranks);
-        rc = -1;
-    }
-    free(path);
+    int rc = open_rank_file(t, rank, "evt", PH_MAGIC_EVT, &r->f, err);
     /* world is local communicator 0 (trace id 0); datatype 0 is "none" */
     r->type_size = malloc(16 * sizeof *r->type_size);
     if (r->type_size) {
@@ -1312,26 +1323,12 @@ struct ph_log_reader {
 
 ph_log_reader *ph_log_open(ph_trace *t, uint32_t rank, ph_err *err)
 {
-    if (rank >= t->nranks) {
-        ph_err_set(err, "%s: no rank %u (the trace has %u ranks)", t->dir, rank, t->nranks);
-        return NULL;
-    }
     ph_log_reader *r = calloc(1, sizeof *r);
-    char *path = rank_path(t, rank, "log");
-    if (!r || !path) {
-        free(r);
-        free(path);
+    if (!r) {
         ph_err_set(err, "out of memory");
         return NULL;
     }
-    int rc = frames_open(&r->f, path, PH_MAGIC_LOG, err);
-    if (rc == 0 && (r->f.hdr.rank != rank || r->f.hdr.nranks != t->nranks)) {
-        ph_err_set(err, "%s: offset 12: header says rank %u of %u, expected rank %u of %u", path,
-                   r->f.hdr.rank, r->f.hdr.nranks, rank, t->nranks);
-        rc = -1;
-    }
-    free(path);
-    if (rc < 0) {
+    if (open_rank_file(t, rank, "log", PH_MAGIC_LOG, &r->f, err) < 0) {
         ph_log_close(r);
         return NULL;
     }
