@@ -18,6 +18,7 @@
 
 #include "cluster.h"
 #include "phantom.h"
+#include "rep_vectors.h"
 #include "simmpi.h"
 
 extern const ph_verb cmd_predict;
@@ -40,7 +41,8 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  --platform FILE     the target platform (doc/platform-format.md); required\n"
-    "  --comp NAME         computation vector: host (the trace's own gaps; default)\n"
+    "  --comp NAME         computation vector: host (the trace's own gaps; default),\n"
+    "                      or NAME measured by `phantom replay` (TRACE/replay/NAME)\n"
     "  --groups FILE       every rank computes as its group's representative\n"
     "                      (groups.json from `phantom cluster` for this trace)\n"
     "  --ppn N             ranks per node (default: the platform's cores_per_node)\n"
@@ -126,9 +128,6 @@ static int parse_args(int argc, char **argv, popts *o)
     o->trace = argv[optind];
     if (!o->platform)
         return cli_usage_error("predict", "no platform given (--platform FILE)");
-    if (o->comp && strcmp(o->comp, "host") != 0)
-        return cli_error("predict", "--comp %s: no such computation vector (only 'host' so far)",
-                         o->comp);
     return CLI_OK;
 }
 
@@ -545,6 +544,40 @@ static int load_groups(const popts *o, ph_trace *t, rep_comp *rc, simmpi_options
     return CLI_OK;
 }
 
+/* ---- replayed vectors (--comp NAME) --------------------------------------------------- */
+
+/* Units measured by `phantom replay TRACE --name NAME` (replay/rep_vectors.h);
+ * with --groups, each rank's representative's. */
+typedef struct replay_comp {
+    rep_vectors *v;
+    const uint32_t *rep_of;
+} replay_comp;
+
+static simtime replay_unit(void *ctx, uint32_t rank, uint64_t k, uint64_t host_ns)
+{
+    const replay_comp *rc = ctx;
+    return (simtime)rep_vectors_unit(rc->v, rc->rep_of ? rc->rep_of[rank] : rank, k, host_ns) * 1000;
+}
+
+static int load_replay(const popts *o, ph_trace *t, const uint32_t *rep_of, replay_comp *rc,
+                       simmpi_options *so)
+{
+    ph_err err;
+    rc->rep_of = rep_of;
+    rc->v = rep_vectors_open(o->trace, o->comp, &err);
+    if (!rc->v)
+        return cli_error("predict", "--comp %s: %s", o->comp, err.msg);
+    char *missing = rep_vectors_missing(rc->v, ph_trace_nranks(t), rep_of);
+    if (missing) {
+        cli_error("predict", "--comp %s: ranks %s have no replayed vector%s", o->comp, missing,
+                  rep_of ? " (their representatives were not replayed)" : " (replay them, or give --groups)");
+        free(missing);
+        return CLI_ERR;
+    }
+    so->comp = (simmpi_comp_source){replay_unit, rc, o->comp};
+    return CLI_OK;
+}
+
 static int run(int argc, char **argv)
 {
     popts o = {.top = 10, .comp_scale = 1.0, .net_scale = 1.0};
@@ -569,8 +602,12 @@ static int run(int argc, char **argv)
     rep_comp reps = {NULL, NULL};
     if (rc == CLI_OK && o.groups)
         rc = load_groups(&o, t, &reps, &so);
+    replay_comp replayed = {NULL, NULL};
+    if (rc == CLI_OK && o.comp && strcmp(o.comp, "host") != 0)
+        rc = load_replay(&o, t, reps.rep_of, &replayed, &so);
     if (rc == CLI_OK)
         rc = simulate(&o, t, &so);
+    rep_vectors_close(replayed.v);
     cl_trace_data_free(reps.d);
     free(reps.rep_of);
     free(node_of);

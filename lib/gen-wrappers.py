@@ -9,10 +9,19 @@ One description of the MPI calls drives everything that must agree about them:
                         wrappers (mpi_x_, mpi_x__, mpi_x, MPI_X, mpi_x_f08_),
                         which call the Fortran PMPI symbol (pmpi_x_) so Fortran
                         semantics (MPI_IN_PLACE, MPI_BOTTOM, ...) stay Open MPI's.
+  --wrappers rep --replay
+                        the replayer's: the same wrappers, but the runtime may
+                        answer a call itself (ph_pre returns 0), so the wrapper
+                        hands it pointers to every output (ph_call.*_p; C views
+                        of them in Fortran wrappers, copied back afterwards);
+                        --local F,G,... gives the listed local calls a hook
+                        ph_local_F(&rc, args...) that answers them when it
+                        returns 1 (prototypes: --local-header OUT.h).
 
 A wrapper only moves arguments into a `ph_call` (lib/ph_call.h) by role and calls
 the runtime's ph_enter / ph_pre / ph_post; what each kind of call means lives in
-the runtime, once per kind, not once per function.
+the runtime, once per kind, not once per function.  The recorder's wrappers
+ignore ph_pre's result: it always lets the call through.
 
 Roles (parameter -> ph_call field):
   sbuf rbuf count dtype peer tag rcount rdtype rpeer rtag root comm mop ival
@@ -205,7 +214,39 @@ def c_assign(call, p):
     return []
 
 
-def c_wrapper(call):
+# Replay: where each output role lets the runtime write when it answers a call
+# itself.  The post-call reads below then read back what it wrote.
+C_OUT_POINTERS = [('newreq', 'c.newreq_p = {};'), ('req', 'c.req_p = {};'),
+                  ('reqs', 'c.reqs_p = {};'), ('index', 'c.index_p = {};'),
+                  ('flag', 'c.flag_p = {};'), ('outcount', 'c.outcount_p = {};'),
+                  ('indices', 'c.indices_p = {};'), ('newcomm', 'c.newcomm_p = {};'),
+                  ('commp', 'c.commp = {};'), ('msgout', 'c.msg_p = {};'),
+                  ('msgin', 'c.msg_p = {};')]
+
+
+def args_array(call, fortran):
+    """Replay: every argument of a communicator-creating call (topologies need
+    dims, periods, edges...).  Entry i points to the value of a scalar and is
+    the pointer itself for a pointer or array, in C and in Fortran alike."""
+    if call.kind != 'comm_new':
+        return []
+    ptrs = []
+    for p in call.params:
+        scalar = p.pointer == 0
+        if fortran:
+            ptrs.append(f'(void *){p.name}')
+        else:
+            ptrs.append(f'(void *)&{p.name}' if scalar else f'(void *){p.name}')
+    return [f'void *ph_args[] = {{{", ".join(ptrs)}}};', 'c.args = ph_args;']
+
+
+def c_local_hook(call, args):
+    """Replay: a local call the runtime may answer (virtual communicators)."""
+    return [f'    int rc;', f'    if (ph_local_{call.name}(&rc{", " if args else ""}{args}))',
+            '        return rc;']
+
+
+def c_wrapper(call, replay=False):
     ps = call.params
     decl = ', '.join(p.text for p in ps) if ps else 'void'
     if call.variadic:
@@ -216,6 +257,8 @@ def c_wrapper(call):
         L.append(f'    ph_count_call({COUNTED_INDEX[call.name]});')
         if call.name == 'Type_free':  # forget the datatype before its handle is reused
             L.append('    ph_type_freed(*type);')
+        if replay and call.name in LOCAL_HOOKS:
+            L += c_local_hook(call, args)
         L.append(f'    return PMPI_{call.name}({args});')
         L.append('}')
         return L
@@ -237,8 +280,16 @@ def c_wrapper(call):
         s = r['statuses']
         L.append(f'    if ({s} == MPI_STATUSES_IGNORE) {s} = ph_scratch_statuses(&c, {r["nreqs"]});')
         L.append(f'    c.statuses = {s};')
-    L.append('    ph_pre(&c);')
-    L.append(f'    c.rc = PMPI_{call.name}({args});')
+    if replay:
+        for role, stmt in C_OUT_POINTERS:
+            if role in r:
+                L.append('    ' + stmt.format(r[role]))
+        L += ['    ' + s for s in args_array(call, False)]
+        L.append('    if (ph_pre(&c))')
+        L.append(f'        c.rc = PMPI_{call.name}({args});')
+    else:
+        L.append('    ph_pre(&c);')
+        L.append(f'    c.rc = PMPI_{call.name}({args});')
     for role, stmt in [('newcomm', 'c.newcomm = *{};'), ('newreq', 'c.newreq = *{};'),
                        ('msgout', 'c.msg = *{};'), ('index', 'c.index = *{};'),
                        ('flag', 'c.flag = *{};'), ('outcount', 'c.outcount = *{};'),
@@ -284,7 +335,7 @@ def f_assign(call, p):
     return []
 
 
-def f_wrapper(call):
+def f_wrapper(call, replay=False):
     lname = call.name.lower()
     r = call.roles
     special_init = call.kind == 'init'
@@ -304,9 +355,12 @@ def f_wrapper(call):
         L.append(f'    ph_count_call({COUNTED_INDEX[call.name]});')
         if call.name == 'Type_free':
             L.append('    ph_type_freed(PMPI_Type_f2c(*type));')
+        hooked = replay and call.name in LOCAL_HOOKS
+        if hooked:
+            L += f_local_hook(call)
         L.append(f'    pmpi({", ".join(fargs)});')
         L.append('}')
-        return L
+        return L + (f_aliases(call, proto) if hooked else [])
     L.append('    ph_call c;')
     L.append(f'    if (!ph_enter(&c, PH_OP_{call.name.upper()}, 1)) {{')
     L.append(f'        pmpi({", ".join(fargs)});')
@@ -326,10 +380,25 @@ def f_wrapper(call):
     if 'statuses' in r:
         s = r['statuses']
         L.append(f'    if (ph_fortran_statuses_ignored({s})) {s} = ph_scratch_fortran_statuses(&c, *{r["nreqs"]});')
-    L.append('    ph_pre(&c);')
-    L.append(f'    pmpi({", ".join(fargs)});')
-    L.append('    c.rc = *ierr;')
-    L.append('    if (c.rc == MPI_SUCCESS) {')
+    back = []
+    if replay:
+        views, back = f_replay_views(call)
+        L += ['    ' + s for s in views + args_array(call, True)]
+        L.append('    int answered = !ph_pre(&c);')
+        L.append('    if (answered) {')
+        L.append('        *ierr = c.rc;')
+        L.append('    } else {')
+        L.append(f'        pmpi({", ".join(fargs)});')
+        L.append('        c.rc = *ierr;')
+        L.append('    }')
+        L.append('    if (c.rc == MPI_SUCCESS && answered) {')
+        L += ['        ' + s for s in back]
+        L.append('    } else if (c.rc == MPI_SUCCESS) {')
+    else:
+        L.append('    ph_pre(&c);')
+        L.append(f'    pmpi({", ".join(fargs)});')
+        L.append('    c.rc = *ierr;')
+        L.append('    if (c.rc == MPI_SUCCESS) {')
     post = {
         'newcomm': 'c.newcomm = PMPI_Comm_f2c(*{});', 'newreq': 'c.newreq = PMPI_Request_f2c(*{});',
         'msgout': 'c.msg = PMPI_Message_f2c(*{});', 'flag': 'c.flag = *{} != 0;',
@@ -350,11 +419,81 @@ def f_wrapper(call):
     L.append('    }')
     L.append('    ph_post(&c);')
     L.append('}')
-    # Every name a Fortran compiler or mpi_f08 may use for this routine.
-    L.append(f'void mpi_{lname}_({proto}) __attribute__((alias("ph_f_{lname}")));')
-    L.append(f'void mpi_{lname}__({proto}) __attribute__((alias("ph_f_{lname}")));')
-    L.append(f'void mpi_{lname}({proto}) __attribute__((alias("ph_f_{lname}")));')
-    L.append(f'void MPI_{call.name.upper()}({proto}) __attribute__((alias("ph_f_{lname}")));')
+    return L + f_aliases(call, proto)
+
+
+def f_aliases(call, proto):
+    """Every name a Fortran compiler or mpi_f08 may use for this routine."""
+    lname = call.name.lower()
+    return [f'void mpi_{lname}_({proto}) __attribute__((alias("ph_f_{lname}")));',
+            f'void mpi_{lname}__({proto}) __attribute__((alias("ph_f_{lname}")));',
+            f'void mpi_{lname}({proto}) __attribute__((alias("ph_f_{lname}")));',
+            f'void MPI_{call.name.upper()}({proto}) __attribute__((alias("ph_f_{lname}")));']
+
+
+def f_replay_views(call):
+    """Replay: C views of a Fortran call's outputs, which the runtime writes
+    when it answers the call itself, and the statements that copy them back
+    into the Fortran arguments (1-based indices, Fortran handles)."""
+    r = call.roles
+    n_reqs = f'*{r["nreqs"]}' if 'nreqs' in r else '0'
+    views, back = [], []
+    def add(role, decl, setp, copy):
+        if role in r:
+            views.extend([decl.format(r[role]), setp])
+            back.append(copy.format(r[role]))
+    add('newreq', 'MPI_Request cv_newreq = MPI_REQUEST_NULL;', 'c.newreq_p = &cv_newreq;',
+        '*{} = PMPI_Request_c2f(cv_newreq);')
+    add('req', 'MPI_Request cv_req = c.req;', 'c.req_p = &cv_req;', '*{} = PMPI_Request_c2f(cv_req);')
+    add('reqs', 'MPI_Request *cv_reqs = ph_rep_fortran_requests(&c);', 'c.reqs_p = cv_reqs;',
+        f'for (int i = 0; i < {n_reqs}; i++) {{}}[i] = PMPI_Request_c2f(cv_reqs[i]);')
+    add('flag', 'int cv_flag = 0;', 'c.flag_p = &cv_flag;', '*{} = cv_flag;')
+    add('index', 'int cv_index = MPI_UNDEFINED;', 'c.index_p = &cv_index;',
+        '*{} = cv_index == MPI_UNDEFINED ? MPI_UNDEFINED : cv_index + 1;')
+    add('outcount', 'int cv_outcount = MPI_UNDEFINED;', 'c.outcount_p = &cv_outcount;',
+        '*{} = cv_outcount;')
+    add('indices', f'int *cv_indices = ph_rep_scratch_ints(&c, {n_reqs});', 'c.indices_p = cv_indices;',
+        'for (int i = 0; cv_outcount != MPI_UNDEFINED && i < cv_outcount; i++) {}[i] = cv_indices[i] + 1;')
+    add('status', 'MPI_Status cv_status;', 'c.status = &cv_status;', 'PMPI_Status_c2f(&cv_status, {});')
+    if 'statuses' in r:
+        n = ('cv_outcount == MPI_UNDEFINED ? 0 : cv_outcount' if 'outcount' in r
+             else f'cv_flag ? {n_reqs} : 0' if 'flag' in r else n_reqs)
+        add('statuses', f'MPI_Status *cv_statuses = ph_scratch_statuses(&c, {n_reqs});',
+            'c.statuses = cv_statuses;',
+            f'for (int i = 0; i < ({n}); i++) PMPI_Status_c2f(&cv_statuses[i], {{}} + i * PH_F_STATUS_SIZE);')
+    add('newcomm', 'MPI_Comm cv_newcomm = MPI_COMM_NULL;', 'c.newcomm_p = &cv_newcomm;',
+        '*{} = PMPI_Comm_c2f(cv_newcomm);')
+    add('commp', 'MPI_Comm cv_comm = c.comm;', 'c.commp = &cv_comm;', '*{} = PMPI_Comm_c2f(cv_comm);')
+    add('msgout', 'MPI_Message cv_msg = MPI_MESSAGE_NULL;', 'c.msg_p = &cv_msg;',
+        '*{} = PMPI_Message_c2f(cv_msg);')
+    add('msgin', 'MPI_Message cv_msg = c.msg;', 'c.msg_p = &cv_msg;', '*{} = PMPI_Message_c2f(cv_msg);')
+    return views, back
+
+
+def f_local_hook(call):
+    """Replay: the Fortran form of a hooked local call, converted to C handles.
+    Integers and integer arrays are passed as they are (MPI_Fint is int)."""
+    pre, args, back = [], [], []
+    for p in call.params:
+        n = p.name
+        if p.base in ('MPI_Comm', 'MPI_Group') and p.pointer == 0:
+            args.append(f'PMPI_{p.base[4:]}_f2c(*{n})')
+        elif p.base in ('MPI_Comm', 'MPI_Group') and p.pointer == 1:
+            pre.append(f'{p.base} cv_{n} = PMPI_{p.base[4:]}_f2c(*{n});')
+            args.append(f'&cv_{n}')
+            back.append(f'*{n} = PMPI_{p.base[4:]}_c2f(cv_{n});')
+        elif p.base == 'int' and p.pointer == 0:
+            args.append(f'*{n}')
+        elif p.base == 'int' and '[3]' in p.text:
+            args.append(f'(int (*)[3]){n}')
+        elif p.base == 'int':
+            args.append(f'(int *){n}')
+        else:
+            raise SystemExit(f'--local: cannot convert {p.text} of MPI_{call.name} from Fortran')
+    L = ['    int rc;'] + ['    ' + s for s in pre]
+    L.append(f'    if (ph_local_{call.name}(&rc, {", ".join(args)})) {{')
+    L += ['        ' + s for s in back]
+    L += ['        *ierr = rc;', '        return;', '    }']
     return L
 
 
@@ -374,6 +513,7 @@ def f08_wrapper(call):
 
 
 COUNTED_INDEX = {}
+LOCAL_HOOKS = set()  # --local: local calls the replay runtime may answer
 # Fortran bindings we generate: every event call plus the counted local calls
 # whose Fortran form takes no strings or callbacks.
 F_SKIP = {'Pcontrol', 'Wtime', 'Wtick', 'Get_processor_name', 'Error_string',
@@ -384,7 +524,7 @@ F_SKIP = {'Pcontrol', 'Wtime', 'Wtick', 'Get_processor_name', 'Error_string',
           'Type_create_struct', 'Type_create_resized', 'Type_hvector', 'Type_create_subarray'}
 
 
-def gen_wrappers(calls, out, prefix):
+def gen_wrappers(calls, out, prefix, replay=False):
     w = out.write
     w('/* Generated by lib/gen-wrappers.py from lib/mpi-calls.def. Do not edit. */\n')
     w(f'#include "{prefix}.h"\n\n')
@@ -392,16 +532,30 @@ def gen_wrappers(calls, out, prefix):
     w('#pragma GCC diagnostic ignored "-Wdeprecated-declarations"\n\n')
     for c in calls:
         if c.kind in ('count', 'pass'):
-            w('\n'.join(c_wrapper(c)) + '\n\n')
+            w('\n'.join(c_wrapper(c, replay)) + '\n\n')
     for c in calls:
         if c.kind not in ('count', 'pass'):
-            w('\n'.join(c_wrapper(c)) + '\n\n')
+            w('\n'.join(c_wrapper(c, replay)) + '\n\n')
     w('/* ---- Fortran: Open MPI\'s bindings call PMPI_* directly, so wrap them too ---- */\n\n')
     for c in calls:
         if c.kind == 'pass' or c.name in F_SKIP:
             continue
-        w('\n'.join(f_wrapper(c)) + '\n')
+        w('\n'.join(f_wrapper(c, replay)) + '\n')
         w('\n'.join(f08_wrapper(c)) + '\n\n')
+
+
+def gen_local_header(calls, out):
+    """Prototypes of the replay runtime's hooks for the --local calls."""
+    w = out.write
+    w('/* Generated by lib/gen-wrappers.py from lib/mpi-calls.def. Do not edit. */\n')
+    w('#ifndef PH_LOCAL_HOOKS_H\n#define PH_LOCAL_HOOKS_H\n#include <mpi.h>\n\n')
+    w('/* Each returns 1 when it answered the call (its MPI return code in *rc),\n'
+      ' * 0 to let the MPI library answer. */\n')
+    for c in calls:
+        if c.name in LOCAL_HOOKS:
+            params = ', '.join(['int *rc'] + [p.text for p in c.params])
+            w(f'int ph_local_{c.name}({params});\n')
+    w('\n#endif\n')
 
 
 def main():
@@ -411,8 +565,16 @@ def main():
     ap.add_argument('--wrappers', metavar='OUT.c', help='write the wrappers')
     ap.add_argument('--header', default='ph_rec', help='runtime header the wrappers include')
     ap.add_argument('--skip', default='', help='comma-separated functions the MPI library lacks')
+    ap.add_argument('--replay', action='store_true',
+                    help='wrappers whose runtime may answer calls itself (ph_pre returns 0)')
+    ap.add_argument('--local', default='', help='comma-separated local calls with a replay hook')
+    ap.add_argument('--local-header', metavar='OUT.h', help='write the hooks\' prototypes')
     a = ap.parse_args()
     calls = parse(a.def_file)
+    LOCAL_HOOKS.update(s.strip() for s in a.local.split(',') if s.strip())
+    unknown = LOCAL_HOOKS - {c.name for c in calls if c.kind in ('count', 'pass')}
+    if unknown:
+        raise SystemExit('--local: not local calls in mpi-calls.def: ' + ', '.join(sorted(unknown)))
     idx = 0
     for kind in ('count', 'pass'):
         for c in calls:
@@ -427,7 +589,10 @@ def main():
     if a.wrappers:
         skip = set(s for s in a.skip.split(',') if s)
         with open(a.wrappers, 'w') as f:
-            gen_wrappers([c for c in calls if c.name not in skip], f, a.header)
+            gen_wrappers([c for c in calls if c.name not in skip], f, a.header, a.replay)
+    if a.local_header:
+        with open(a.local_header, 'w') as f:
+            gen_local_header(calls, f)
 
 
 if __name__ == '__main__':

@@ -55,13 +55,24 @@ typedef struct ph_call {
 
     MPI_Status fstatus; /* a Fortran status converted to C */
     long aux;           /* runtime-private (e.g. the handle index of a freed comm) */
+
+    /* Replay only (gen-wrappers.py --replay): where the runtime writes the
+     * outputs of a call it answers itself.  In Fortran wrappers they point to
+     * C views that the wrapper converts back.  The recorder never reads them. */
+    MPI_Request *newreq_p, *req_p, *reqs_p;
+    int *index_p, *flag_p, *outcount_p, *indices_p;
+    MPI_Comm *newcomm_p;
+    MPI_Message *msg_p;
+    void **args; /* communicator-creating calls: every argument (gen-wrappers.py) */
 } ph_call;
 
 /* Implemented by each runtime (recorder, replayer).  The runtime's header
  * also defines ph_enter(ph_call *c, int op, int fortran) -> 0 to pass the
  * call straight through; it is inline there so that it can capture the call
- * site from the wrapper's own frame. */
-void ph_pre(ph_call *c);
+ * site from the wrapper's own frame.  ph_pre returns 1 to make the real call,
+ * 0 when the runtime answered it itself (the replayer; the recorder's
+ * wrappers ignore the result and always make the call). */
+int ph_pre(ph_call *c);
 void ph_post(ph_call *c);
 void ph_count_call(unsigned counted_index);
 void ph_type_freed(MPI_Datatype t);

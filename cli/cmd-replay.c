@@ -1,0 +1,740 @@
+/* cmd-replay.c - `phantom replay TRACE --ranks SPEC -- PROGRAM...`: rerun
+ * ranks of a recorded run on this node from its message log, and write the
+ * computation vectors they measured beside the trace (PHANTOM, Zhai et al.,
+ * Sections 4 and 5.4.2).
+ *
+ * The replay job is `LAUNCHER -np K PROGRAM...` with libpmpi-replay.so
+ * preloaded into the K ranks only (as `phantom record` does: through Open
+ * MPI's mca_base_env_list, or -x when the launcher options use -x); process
+ * p plays the p-th listed rank.  Each run leaves times files in a scratch
+ * directory; with --repeat N the per-unit median and minimum of the N runs
+ * become TRACE/replay/NAME and TRACE/replay/NAME.min (doc/replay.md).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "phantom.h"
+#include "rep_result.h"
+
+#ifndef PKGLIBDIR
+#define PKGLIBDIR "/usr/local/lib/phantom"
+#endif
+#define ENV_LIST "OMPI_MCA_mca_base_env_list"
+
+static const char usage[] =
+    "usage: phantom replay TRACE --ranks SPEC [options] -- PROGRAM [ARGS...]\n"
+    "       phantom replay --ranks SPEC [options] TRACE PROGRAM [ARGS...]\n"
+    "\n"
+    "Rerun the listed ranks of the run recorded in TRACE on this node, at full\n"
+    "speed, from the trace's message log, and measure the time between their MPI\n"
+    "calls: their sequential computation vectors on this hardware.  Launches\n"
+    "`LAUNCHER -np K PROGRAM ARGS` (K listed ranks) with the replayer preloaded;\n"
+    "each process behaves as one listed rank of the original run.  PROGRAM and\n"
+    "ARGS must be those of the recorded run: any call that differs from the\n"
+    "recording stops the replay with a message naming rank, event and call site.\n"
+    "\n"
+    "By default the listed ranks are replayed together as a subgroup: messages\n"
+    "among them go through real MPI (so memory and cache contention are real),\n"
+    "only messages from other ranks come from the log.  This needs a full log\n"
+    "(record --log) or a subgroup log of exactly these ranks (record --log-ranks).\n"
+    "\n"
+    "Writes TRACE/replay/NAME: a trace of the replayed ranks' events with the\n"
+    "replay's times (read it with phantom stats --rank, phantom predict --comp).\n"
+    "Replays of other ranks under the same NAME are added to it (one subgroup\n"
+    "per node, as phantom cluster plans them).\n"
+    "\n"
+    "options:\n"
+    "  -r, --ranks SPEC       original ranks to replay, e.g. 8-11 (required)\n"
+    "  --isolated             every rank alone: every incoming message from the log\n"
+    "                         (needs a full log)\n"
+    "  -n, --name NAME        name of the result (default: this host's name)\n"
+    "  --repeat N             replay N times; per computation unit the median goes\n"
+    "                         to NAME and the minimum to NAME.min (default 1)\n"
+    "  --plan FILE            groups.json of phantom cluster: replay only the first\n"
+    "                         iterations of each rank's loop, as many as the plan's\n"
+    "                         run with these ranks says (partial replay)\n"
+    "  --iterations R         with --plan: replay R iterations instead\n"
+    "  --launcher CMD         launcher and its options, split at blanks\n"
+    "                         (default: $PHANTOM_LAUNCHER, else mpirun)\n"
+    "  --timeout SECS         stop a replay run that takes longer (default: none)\n"
+    "  --force                start NAME afresh (else this replay is added to it,\n"
+    "                         and must not replay a rank it already has)\n"
+    "  -h, --help             show this help\n"
+    "\n"
+    "environment:\n"
+    "  PHANTOM_REPLAY_PRELOAD  path of libpmpi-replay.so to use\n"
+    "  PHANTOM_PRELOAD_EXTRA   libraries to preload before it (e.g. the ASan runtime)\n";
+
+typedef struct ropts {
+    const char *trace, *ranks, *name, *plan, *launcher;
+    int isolated, force;
+    uint32_t repeat, iterations, timeout;
+    int have_iterations;
+    char **prog;
+} ropts;
+
+/* What a replay needs, worked out before anything runs. */
+typedef struct job {
+    const ropts *o;
+    ph_trace *t;
+    uint32_t nprocs;
+    uint32_t *ranks;       /* the listed ranks, ascending: process p plays ranks[p] */
+    uint64_t *stop;        /* partial replay: per listed rank, the event to stop at (or UINT64_MAX) */
+    int64_t *loop;         /* and its loop: start, period, iterations (3 per listed rank) */
+    int64_t iter_replayed, iter_total; /* -1: not partial */
+    int stops;             /* some rank stops early */
+    char *lib, *trace_abs, *out, *out_min, *runs_dir;
+    const char *user_env_list; /* OMPI_MCA_mca_base_env_list as phantom found it */
+    json_t *prior[2];      /* replays already in NAME and NAME.min: this one is added */
+    char **run_dirs;
+} job;
+
+static int parse(int argc, char **argv, ropts *o)
+{
+    static const struct option longopts[] = {
+        {"ranks", required_argument, NULL, 'r'}, {"isolated", no_argument, NULL, 'I'},
+        {"name", required_argument, NULL, 'n'}, {"repeat", required_argument, NULL, 'R'},
+        {"plan", required_argument, NULL, 'P'}, {"iterations", required_argument, NULL, 'i'},
+        {"launcher", required_argument, NULL, 'L'}, {"timeout", required_argument, NULL, 'T'},
+        {"force", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    /* With "--", options may come anywhere before it (TRACE --ranks 8-11 --
+     * PROGRAM); without, they end at TRACE ('+'), and PROGRAM's own options
+     * are never taken for ours. */
+    int dd = 1, c;
+    while (dd < argc && strcmp(argv[dd], "--") != 0)
+        dd++;
+    int nopt = dd < argc ? dd : argc;
+    while ((c = cli_getopt("replay", nopt, argv, dd < argc ? ":hr:n:" : "+:hr:n:", longopts)) != -1) {
+        switch (c) {
+        case 'h': return cli_help(&cmd_replay), -1;
+        case 'r': o->ranks = optarg; break;
+        case 'I': o->isolated = 1; break;
+        case 'n': o->name = optarg; break;
+        case 'P': o->plan = optarg; break;
+        case 'L': o->launcher = optarg; break;
+        case 'f': o->force = 1; break;
+        case 'R': case 'i': case 'T': {
+            uint32_t *dst = c == 'R' ? &o->repeat : c == 'i' ? &o->iterations : &o->timeout;
+            if (cli_parse_u32(optarg, c == 'i' ? 0 : 1, 1u << 30, dst) < 0)
+                return cli_usage_error("replay", "--%s: '%s' is not a positive number",
+                                       c == 'R' ? "repeat" : c == 'i' ? "iterations" : "timeout", optarg);
+            o->have_iterations |= c == 'i';
+            break;
+        }
+        default: return CLI_USAGE;
+        }
+    }
+    if (optind >= nopt)
+        return cli_usage_error("replay", "no trace directory given");
+    o->trace = argv[optind++];
+    if (dd < argc && optind < dd)
+        return cli_usage_error("replay", "unexpected argument '%s' before --", argv[optind]);
+    if (dd < argc)
+        optind = dd + 1;
+    if (optind >= argc)
+        return cli_usage_error("replay", "no program given (phantom replay TRACE --ranks SPEC -- PROGRAM)");
+    o->prog = argv + optind;
+    if (!o->ranks)
+        return cli_usage_error("replay", "no ranks given (--ranks SPEC, e.g. --ranks 0-3)");
+    if (o->have_iterations && !o->plan)
+        return cli_usage_error("replay", "--iterations needs --plan (the loop of each rank)");
+    if (o->name && (!*o->name || strchr(o->name, '/') || o->name[0] == '.'))
+        return cli_usage_error("replay", "--name: '%s' is not a plain file name", o->name);
+    return CLI_OK;
+}
+
+/* ---- checks before running --------------------------------------------------------- */
+
+static int check_log(job *j)
+{
+    uint32_t flags = ph_trace_flags(j->t);
+    const char *lr = ph_trace_meta(j->t, "mode.log_ranks");
+    if (!(flags & PH_FLAG_LOG))
+        return cli_error("replay", "%s: the trace has no message log: record with `phantom record "
+                                   "--log` (or --log-ranks %s)", j->o->trace, j->o->ranks);
+    if ((flags & PH_FLAG_SUBGROUP) && j->o->isolated)
+        return cli_error("replay", "%s: --isolated needs a full message log (record --log); this "
+                                   "one covers only what enters ranks %s", j->o->trace, lr ? lr : "?");
+    if (flags & PH_FLAG_SUBGROUP) {
+        uint32_t n = ph_trace_nranks(j->t);
+        uint8_t *a = calloc(n, 1), *b = calloc(n, 1);
+        ph_err err;
+        int same = a && b && lr && ph_parse_ranks(lr, n, a, &err) == 0 &&
+                   ph_parse_ranks(j->o->ranks, n, b, &err) == 0 && memcmp(a, b, n) == 0;
+        free(a);
+        free(b);
+        if (!same)
+            return cli_error("replay", "%s: the subgroup log was recorded for ranks %s, not %s: "
+                                       "replay those ranks, or record with --log-ranks %s",
+                             j->o->trace, lr ? lr : "?", j->o->ranks, j->o->ranks);
+    }
+    return CLI_OK;
+}
+
+static int list_ranks(job *j)
+{
+    uint32_t n = ph_trace_nranks(j->t);
+    uint8_t *in = calloc(n, 1);
+    ph_err err;
+    if (!in)
+        return cli_error("replay", "out of memory");
+    if (ph_parse_ranks(j->o->ranks, n, in, &err) < 0) {
+        free(in);
+        return cli_usage_error("replay", "--ranks: %s", err.msg);
+    }
+    j->ranks = calloc(n, sizeof *j->ranks);
+    j->stop = calloc(n, sizeof *j->stop);
+    j->loop = calloc((size_t)n * 3, sizeof *j->loop);
+    for (uint32_t r = 0; j->ranks && j->stop && j->loop && r < n; r++)
+        if (in[r]) {
+            j->stop[j->nprocs] = UINT64_MAX;
+            j->ranks[j->nprocs++] = r;
+        }
+    free(in);
+    if (!j->ranks || !j->stop || !j->loop)
+        return cli_error("replay", "out of memory");
+    for (uint32_t p = 0; p < j->nprocs; p++) { /* every log there, before a job starts */
+        ph_log_reader *l = ph_log_open(j->t, j->ranks[p], &err);
+        if (!l)
+            return cli_error("replay", "%s", err.msg);
+        ph_log_close(l);
+    }
+    return CLI_OK;
+}
+
+/* ---- partial replay: the plan of phantom cluster ----------------------------------------- */
+
+/* R from the plan's run with exactly these ranks (null: the whole run). */
+static int plan_iterations(job *j, json_t *plan, int64_t *r)
+{
+    uint32_t n = ph_trace_nranks(j->t);
+    uint8_t *want = calloc(n, 1), *have = calloc(n, 1);
+    ph_err err;
+    size_t i;
+    json_t *run;
+    *r = -2;
+    if (!want || !have || ph_parse_ranks(j->o->ranks, n, want, &err) < 0) {
+        free(want);
+        free(have);
+        return cli_error("replay", "out of memory");
+    }
+    json_array_foreach(json_object_get(plan, "runs"), i, run) {
+        const char *spec = json_string_value(json_object_get(run, "ranks"));
+        if (spec && ph_parse_ranks(spec, n, have, &err) == 0 && memcmp(want, have, n) == 0) {
+            json_t *it = json_object_get(run, "replay_iterations");
+            *r = json_is_integer(it) ? json_integer_value(it) : -1;
+        }
+    }
+    free(want);
+    free(have);
+    if (*r == -2)
+        return cli_error("replay", "%s: no run of the plan replays ranks %s (give --iterations R)",
+                         j->o->plan, j->o->ranks);
+    return CLI_OK;
+}
+
+/* Each listed rank stops at the end of iteration R of its group's loop:
+ * after event start + R * period (doc/cluster.md). */
+static int plan_stops(job *j)
+{
+    json_error_t je;
+    json_t *plan = json_load_file(j->o->plan, 0, &je);
+    if (!plan)
+        return cli_error("replay", "%s: line %d: %s", j->o->plan, je.line, je.text);
+    int64_t r = j->o->iterations;
+    int rc = j->o->have_iterations ? CLI_OK : plan_iterations(j, plan, &r);
+    json_t *groups = json_object_get(plan, "groups"), *rg = json_object_get(plan, "rank_group");
+    if (rc == CLI_OK && (!json_is_array(groups) || json_array_size(rg) != ph_trace_nranks(j->t)))
+        rc = cli_error("replay", "%s: not a plan for this trace (%u ranks)", j->o->plan,
+                       ph_trace_nranks(j->t));
+    for (uint32_t p = 0; rc == CLI_OK && r >= 0 && p < j->nprocs; p++) {
+        json_int_t g = json_integer_value(json_array_get(rg, j->ranks[p]));
+        json_t *it = json_object_get(json_array_get(groups, (size_t)g), "iterations");
+        json_int_t start = json_integer_value(json_object_get(it, "start"));
+        json_int_t period = json_integer_value(json_object_get(it, "period"));
+        json_int_t total = json_integer_value(json_object_get(it, "iterations"));
+        if (period <= 0 || total < 2 || r >= total)
+            continue; /* no loop, or all of it: the whole run */
+        j->stop[p] = (uint64_t)(start + r * period);
+        j->stops = 1;
+        j->loop[3 * p] = start;
+        j->loop[3 * p + 1] = period;
+        j->loop[3 * p + 2] = total;
+        j->iter_replayed = r;
+        j->iter_total = total;
+    }
+    json_decref(plan);
+    return rc;
+}
+
+/* A recording of the first k iterations only (meta.json "partial", see
+ * doc/replay.md): its streams end early, the replay stops cleanly at their
+ * end, and the result says how much of the run it covered. */
+static void recorded_iterations(job *j)
+{
+    const char *k = ph_trace_meta(j->t, "partial.iterations");
+    const char *n = ph_trace_meta(j->t, "partial.total_iterations");
+    if (k && n && atoll(k) >= 0 && atoll(n) >= atoll(k)) {
+        j->iter_replayed = atoll(k);
+        j->iter_total = atoll(n);
+    }
+}
+
+/* ---- directories ---------------------------------------------------------------------- */
+
+static int rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    int rc = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            rc |= rm_tree(p);
+        else
+            rc |= unlink(p);
+    }
+    closedir(d);
+    return rc | rmdir(dir);
+}
+
+static int make_dir(const char *p)
+{
+    if (mkdir(p, 0755) != 0 && errno != EEXIST)
+        return cli_error("replay", "cannot create %s: %s", p, strerror(errno));
+    return CLI_OK;
+}
+
+/* A result NAME may gather the replays of several subgroups (one per node,
+ * as phantom cluster plans them): the replays already in dir, if any, whose
+ * ranks must not overlap this one's. */
+static int load_prior(job *j, const char *dir, int which)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    if (access(dir, F_OK) != 0)
+        return CLI_OK;
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    json_t *rp = json_object_get(json_object_get(m, "replay"), "replays");
+    const char *tr = json_string_value(json_object_get(json_object_get(m, "replay"), "trace"));
+    int rc = CLI_OK;
+    if (!json_is_array(rp) || !tr)
+        rc = cli_error("replay", "%s: exists and is not a replay result (use --force to replace it)", dir);
+    else if (strcmp(tr, j->trace_abs) != 0)
+        rc = cli_error("replay", "%s: holds a replay of %s (use --force to replace it)", dir, tr);
+    size_t i, k;
+    json_t *r, *pr;
+    json_array_foreach(rc == CLI_OK ? rp : NULL, i, r) {
+        json_array_foreach(json_object_get(r, "per_rank"), k, pr) {
+            json_int_t rank = json_integer_value(json_object_get(pr, "rank"));
+            for (uint32_t p = 0; rc == CLI_OK && p < j->nprocs; p++)
+                if (j->ranks[p] == rank)
+                    rc = cli_error("replay", "%s: rank %u was replayed already (use --force to start %s "
+                                             "afresh, or another --name)", dir, j->ranks[p], dir);
+        }
+    }
+    if (rc == CLI_OK)
+        j->prior[which] = json_incref(rp);
+    json_decref(m);
+    return rc;
+}
+
+static int prepare_dirs(job *j)
+{
+    char host[256] = "localhost", tmp[PATH_MAX + 300];
+    gethostname(host, sizeof host - 1);
+    const char *name = j->o->name ? j->o->name : strtok(host, ".");
+    j->trace_abs = realpath(j->o->trace, NULL);
+    if (!j->trace_abs)
+        return cli_error("replay", "%s: %s", j->o->trace, strerror(errno));
+    if (asprintf(&j->out, "%s/replay/%s", j->trace_abs, name) < 0 ||
+        asprintf(&j->out_min, "%s.min", j->out) < 0 ||
+        asprintf(&j->runs_dir, "%s/replay/.%s.runs", j->trace_abs, name) < 0)
+        return cli_error("replay", "out of memory");
+    if (!j->o->force && (load_prior(j, j->out, 0) || load_prior(j, j->out_min, 1)))
+        return CLI_ERR;
+    if ((j->o->force && (rm_tree(j->out) || rm_tree(j->out_min))) || rm_tree(j->runs_dir))
+        return cli_error("replay", "%s: cannot remove the old result: %s", j->out, strerror(errno));
+    snprintf(tmp, sizeof tmp, "%s/replay", j->trace_abs);
+    if (make_dir(tmp) || make_dir(j->runs_dir))
+        return CLI_ERR;
+    j->run_dirs = calloc(j->o->repeat, sizeof *j->run_dirs);
+    for (uint32_t i = 0; j->run_dirs && i < j->o->repeat; i++)
+        if (asprintf(&j->run_dirs[i], "%s/run-%u", j->runs_dir, i + 1) < 0 || make_dir(j->run_dirs[i]))
+            return CLI_ERR;
+    return j->run_dirs ? CLI_OK : cli_error("replay", "out of memory");
+}
+
+/* ---- running the job -------------------------------------------------------------------- */
+
+typedef struct argv_buf {
+    char **v;
+    size_t n, cap;
+} argv_buf;
+
+static int push(argv_buf *a, const char *s)
+{
+    if (a->n + 2 > a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 32;
+        char **v = realloc(a->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n] = strdup(s);
+    a->v[++a->n] = NULL;
+    return a->v[a->n - 1] ? 0 : -1;
+}
+
+static void argv_free(argv_buf *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->v[i]);
+    free(a->v);
+}
+
+/* The variables the replayer reads, NAME=value, for process p's run. */
+static int replay_env(job *j, uint32_t run, argv_buf *env)
+{
+    char *s = NULL, *stops = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&stops, &len);
+    for (uint32_t p = 0; f && p < j->nprocs; p++)
+        fprintf(f, "%s%llu", p ? "," : "", (unsigned long long)j->stop[p]);
+    if (!f || fclose(f) != 0)
+        return -1;
+    const char *extra = getenv("PHANTOM_PRELOAD_EXTRA");
+    int rc = 0;
+    rc |= asprintf(&s, "LD_PRELOAD=%s%s%s", extra && *extra ? extra : "", extra && *extra ? ":" : "",
+                   j->lib) < 0 || push(env, s);
+    free(s);
+    const char *kv[][2] = {{"PHANTOM_REPLAY_TRACE", j->trace_abs}, {"PHANTOM_REPLAY_RANKS", j->o->ranks},
+                           {"PHANTOM_REPLAY_MODE", j->o->isolated ? "isolated" : "subgroup"},
+                           {"PHANTOM_REPLAY_OUT", j->run_dirs[run]},
+                           {"PHANTOM_REPLAY_STOP", j->stops ? stops : NULL}};
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
+        if (!kv[i][1])
+            continue;
+        s = NULL;
+        rc |= asprintf(&s, "%s=%s", kv[i][0], kv[i][1]) < 0 || push(env, s);
+        free(s);
+    }
+    free(stops);
+    return rc ? -1 : 0;
+}
+
+static int uses_x(char **v)
+{
+    for (; *v; v++)
+        if (strcmp(*v, "-x") == 0 || strcmp(*v, "--x") == 0)
+            return 1;
+    return 0;
+}
+
+/* LAUNCHER [options] -np K <our variables> PROGRAM ARGS.  Open MPI applies
+ * mca_base_env_list to the ranks only; with -x options of the user's it
+ * refuses that list, and ours become -x options too. */
+static int build_command(job *j, uint32_t run, argv_buf *cmd)
+{
+    argv_buf env = {0};
+    char np[16], *copy = strdup(j->o->launcher), *save = NULL;
+    int rc = copy && replay_env(j, run, &env) == 0 ? 0 : -1;
+    for (char *tok = copy ? strtok_r(copy, " \t", &save) : NULL; rc == 0 && tok; tok = strtok_r(NULL, " \t", &save))
+        rc = push(cmd, tok);
+    snprintf(np, sizeof np, "%u", j->nprocs);
+    rc |= push(cmd, "-np") | push(cmd, np);
+    if (rc == 0 && uses_x(cmd->v)) {
+        for (size_t i = 0; rc == 0 && i < env.n; i++)
+            rc = push(cmd, "-x") | push(cmd, env.v[i]);
+    } else if (rc == 0) { /* the user's own list first, without what ours replaces */
+        char *list = NULL, *old = j->user_env_list ? strdup(j->user_env_list) : NULL, *sv = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&list, &len);
+        for (char *e = old ? strtok_r(old, ";", &sv) : NULL; f && e; e = strtok_r(NULL, ";", &sv))
+            if (strncmp(e, "LD_PRELOAD", 10) != 0 && strncmp(e, "PHANTOM_REPLAY_", 15) != 0)
+                fprintf(f, "%s;", e);
+        free(old);
+        for (size_t i = 0; f && i < env.n; i++)
+            fprintf(f, "%s%s", i ? ";" : "", env.v[i]);
+        rc = !f || fclose(f) != 0 || setenv(ENV_LIST, list, 1) != 0 ? -1 : 0;
+        free(list);
+    }
+    for (char **a = j->o->prog; rc == 0 && *a; a++)
+        rc = push(cmd, *a);
+    free(copy);
+    argv_free(&env);
+    return rc;
+}
+
+static pid_t child;
+static void on_alarm(int sig)
+{
+    (void)sig;
+    if (child > 0)
+        kill(child, SIGTERM);
+}
+
+/* The command's exit status, 128+N if signal N killed it, -1 if it could not start. */
+static int run_command(char **cmd, uint32_t timeout)
+{
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit, alrm = {.sa_handler = on_alarm};
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigaction(SIGALRM, &alrm, NULL);
+    fflush(NULL);
+    child = fork();
+    if (child == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        execvp(cmd[0], cmd);
+        fprintf(stderr, "phantom replay: cannot run %s: %s\n", cmd[0], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    if (timeout)
+        alarm(timeout);
+    int status = 0, err = child < 0 ? errno : 0;
+    while (child > 0 && waitpid(child, &status, 0) < 0 && !err)
+        if (errno != EINTR)
+            err = errno;
+    alarm(0);
+    child = 0;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    if (err)
+        return cli_error("replay", "cannot run %s: %s", cmd[0], strerror(err)), -1;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+static int run_all(job *j)
+{
+    for (uint32_t i = 0; i < j->o->repeat; i++) {
+        argv_buf cmd = {0};
+        if (build_command(j, i, &cmd) < 0) {
+            argv_free(&cmd);
+            return cli_error("replay", "out of memory");
+        }
+        int st = run_command(cmd.v, j->o->timeout);
+        argv_free(&cmd);
+        char which[32] = "";
+        if (j->o->repeat > 1)
+            snprintf(which, sizeof which, " (run %u of %u)", i + 1, j->o->repeat);
+        if (st == 126 || st == 127) /* the launcher could not run: it said why */
+            return CLI_ERR;
+        if (st > 0)
+            return cli_error("replay", "the replay%s exited with status %d%s", which, st,
+                             j->o->timeout && st == 128 + SIGTERM ? ": stopped by --timeout" : "");
+        if (st < 0)
+            return CLI_ERR;
+    }
+    return CLI_OK;
+}
+
+/* ---- the result -------------------------------------------------------------------------- */
+
+static const char *end_name(int end)
+{
+    switch (end) {
+    case REP_END_FINALIZE: return "complete";
+    case REP_END_PARTIAL: return "partial";
+    case REP_END_RECORDING: return "end of recording";
+    default: return "killed";
+    }
+}
+
+static json_t *rank_json(const job *j, uint32_t p, const rep_rank_result *r)
+{
+    uint32_t nruns = j->o->repeat;
+    const int64_t *lp = &j->loop[3 * p];
+    json_t *runs = json_array(), *loop = j->stop[p] == UINT64_MAX ? json_null()
+        : json_pack("{s:I, s:I, s:I, s:I}", "start", (json_int_t)lp[0], "period", (json_int_t)lp[1],
+                    "iterations_replayed", (json_int_t)j->iter_replayed, "iterations", (json_int_t)lp[2]);
+    for (uint32_t i = 0; i < nruns; i++)
+        json_array_append_new(runs, json_pack("{s:I, s:I}", "computation_ns", (json_int_t)r->run_comp_ns[i],
+                                              "wall_ns", (json_int_t)r->run_wall_ns[i]));
+    return json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "rank", (json_int_t)r->rank,
+                     "events", (json_int_t)r->events, "recorded_events", (json_int_t)r->recorded_events,
+                     "end", end_name(r->end), "computation_ns", (json_int_t)r->comp_ns,
+                     "computation_min_ns", (json_int_t)r->comp_min_ns,
+                     "recorded_computation_ns", (json_int_t)r->recorded_comp_ns,
+                     "wall_ns", (json_int_t)r->wall_ns, "recorded_wall_ns", (json_int_t)r->recorded_wall_ns,
+                     "loop", loop, "runs", runs);
+}
+
+/* meta.json of a result: what ph_writer wrote, plus where it comes from. */
+static int finish_meta(job *j, const char *dir, const char *stat, const rep_rank_result *res,
+                       json_t *prior)
+{
+    char path[PATH_MAX + 32], host[256] = "?", date[32] = "";
+    gethostname(host, sizeof host - 1);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je), *ranks = json_array();
+    if (!m)
+        return cli_error("replay", "%s: %s", path, je.text);
+    for (uint32_t p = 0; p < j->nprocs; p++)
+        json_array_append_new(ranks, rank_json(j, p, &res[p]));
+    json_t *it = j->iter_replayed >= 0 ? json_pack("{s:I, s:I}", "replayed", (json_int_t)j->iter_replayed,
+                                                   "total", (json_int_t)j->iter_total)
+                                       : json_null();
+    json_t *replays = prior ? json_copy(prior) : json_array();
+    json_array_append_new(replays, json_pack("{s:s, s:s, s:s, s:I, s:s, s:o, s:o}", "ranks", j->o->ranks,
+                                             "mode", j->o->isolated ? "isolated" : "subgroup", "date",
+                                             date, "repeat", (json_int_t)j->o->repeat, "statistic",
+                                             stat, "iterations", it, "per_rank", ranks));
+    json_object_set_new(m, "host", json_string(host));
+    json_object_set_new(m, "replay", json_pack("{s:s, s:o}", "trace", j->trace_abs, "replays", replays));
+    int rc = json_dump_file(m, path, JSON_INDENT(2));
+    json_decref(m);
+    return rc ? cli_error("replay", "%s: cannot write: %s", path, strerror(errno)) : CLI_OK;
+}
+
+static char *command_line(char **v)
+{
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    for (size_t i = 0; f && v[i]; i++)
+        fprintf(f, "%s%s", i ? " " : "", v[i]);
+    if (f)
+        fclose(f);
+    return s;
+}
+
+static int combine(job *j, rep_rank_result *res)
+{
+    ph_err err;
+    char *cmd = command_line(j->o->prog);
+    ph_writer *med = rep_result_writer(j->t, j->out, cmd, &err), *min = NULL;
+    if (med && j->o->repeat > 1)
+        min = rep_result_writer(j->t, j->out_min, cmd, &err);
+    free(cmd);
+    int rc = !med || (j->o->repeat > 1 && !min) ? -1 : 0;
+    for (uint32_t p = 0; rc == 0 && p < j->nprocs; p++)
+        rc = rep_result_rank(j->t, j->ranks[p], j->run_dirs, (int)j->o->repeat, med, min, &res[p], &err);
+    ph_err e2;
+    if (med && ph_writer_close(med, rc ? &e2 : &err) < 0)
+        rc = -1;
+    if (min && ph_writer_close(min, rc ? &e2 : &err) < 0)
+        rc = -1;
+    if (rc < 0)
+        return cli_error("replay", "%s", err.msg);
+    rc = finish_meta(j, j->out, j->o->repeat > 1 ? "median" : "single run", res, j->prior[0]);
+    if (rc == CLI_OK && min)
+        rc = finish_meta(j, j->out_min, "minimum", res, j->prior[1]);
+    return rc;
+}
+
+static double ms(uint64_t ns) { return (double)ns / 1e6; }
+
+static void summary(const job *j, const rep_rank_result *res)
+{
+    fprintf(stderr, "phantom replay: %s: %u rank%s (%s), %u run%s%s\n", j->out, j->nprocs,
+            j->nprocs == 1 ? "" : "s", j->o->isolated ? "isolated" : "subgroup", j->o->repeat,
+            j->o->repeat == 1 ? "" : "s", j->o->repeat > 1 ? ": per-unit median; minimum in NAME.min" : "");
+    fprintf(stderr, "  %6s %21s %14s %14s %7s %12s %12s\n", "rank", "events", "comp (ms)",
+            "recorded (ms)", "ratio", "wall (ms)", "recorded (ms)");
+    for (uint32_t p = 0; p < j->nprocs; p++) {
+        const rep_rank_result *r = &res[p];
+        char ev[48];
+        snprintf(ev, sizeof ev, "%llu/%llu", (unsigned long long)r->events,
+                 (unsigned long long)r->recorded_events);
+        fprintf(stderr, "  %6u %21s %14.3f %14.3f %7.3f %12.3f %12.3f%s%s\n", r->rank, ev,
+                ms(r->comp_ns), ms(r->recorded_comp_ns),
+                r->recorded_comp_ns ? (double)r->comp_ns / (double)r->recorded_comp_ns : 0.0,
+                ms(r->wall_ns), ms(r->recorded_wall_ns), r->end == REP_END_FINALIZE ? "" : "  ",
+                r->end == REP_END_FINALIZE ? "" : end_name(r->end));
+    }
+    if (j->iter_replayed >= 0)
+        fprintf(stderr, "  partial replay: %lld of %lld iterations\n", (long long)j->iter_replayed,
+                (long long)j->iter_total);
+}
+
+static void job_free(job *j)
+{
+    for (uint32_t i = 0; j->run_dirs && i < j->o->repeat; i++)
+        free(j->run_dirs[i]);
+    free(j->run_dirs);
+    free(j->ranks);
+    free(j->stop);
+    free(j->loop);
+    free(j->lib);
+    free(j->trace_abs);
+    free(j->out);
+    free(j->out_min);
+    free(j->runs_dir);
+    json_decref(j->prior[0]);
+    json_decref(j->prior[1]);
+    ph_trace_close(j->t);
+}
+
+static int run(int argc, char **argv)
+{
+    ropts o = {.repeat = 1};
+    int rc = parse(argc, argv, &o);
+    if (rc != CLI_OK)
+        return rc < 0 ? CLI_OK : rc; /* -1: --help */
+    const char *env_launcher = getenv("PHANTOM_LAUNCHER");
+    if (!o.launcher)
+        o.launcher = env_launcher && *env_launcher ? env_launcher : "mpirun";
+    job j = {.o = &o, .iter_replayed = -1, .iter_total = -1};
+    char *user_list = getenv(ENV_LIST) ? strdup(getenv(ENV_LIST)) : NULL;
+    j.user_env_list = user_list;
+    ph_err err;
+    j.t = ph_trace_open(o.trace, &err);
+    if (!j.t)
+        rc = cli_error("replay", "%s", err.msg);
+    if (rc == CLI_OK)
+        rc = check_log(&j);
+    if (rc == CLI_OK)
+        rc = list_ranks(&j);
+    if (rc == CLI_OK && o.plan)
+        rc = plan_stops(&j);
+    else if (rc == CLI_OK)
+        recorded_iterations(&j);
+    if (rc == CLI_OK && !(j.lib = cli_find_program("replay", "PHANTOM_REPLAY_PRELOAD",
+                                                   "replay/.libs/libpmpi-replay.so",
+                                                   PKGLIBDIR "/libpmpi-replay.so")))
+        rc = CLI_ERR;
+    if (rc == CLI_OK)
+        rc = prepare_dirs(&j);
+    if (rc == CLI_OK)
+        rc = run_all(&j);
+    rep_rank_result *res = rc == CLI_OK ? calloc(j.nprocs, sizeof *res) : NULL;
+    if (rc == CLI_OK)
+        rc = res ? combine(&j, res) : cli_error("replay", "out of memory");
+    if (rc == CLI_OK) {
+        summary(&j, res);
+        rm_tree(j.runs_dir);
+    }
+    for (uint32_t p = 0; res && p < j.nprocs; p++)
+        free(res[p].run_comp_ns);
+    free(res);
+    job_free(&j);
+    free(user_list);
+    return rc;
+}
+
+const ph_verb cmd_replay = {"replay", "rerun ranks of a recorded run from its message log, timing them",
+                            usage, run};

@@ -1,0 +1,200 @@
+/* rep_log.c - reading the message log, and the sources of wildcard receives.
+ *
+ * Log records come in event order; several may belong to one event (one per
+ * completed request of a Waitall, in the order the recorder completed them).
+ * When an event needs data, the records of that event are read into `cur`;
+ * records of earlier events that nobody asked for (messages a subgroup replay
+ * receives for real from a full log) are skipped.  Each record is copied
+ * once, out of the reader's block.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rep.h"
+#include "rep_util.h"
+
+typedef struct lrec {
+    uint64_t event;
+    uint32_t slot;
+    uint64_t len;
+    uint8_t *data;
+} lrec;
+
+static struct {
+    uint64_t event; /* the event whose records are in v */
+    int loaded;
+    lrec *v;
+    size_t n, cap;
+} cur;
+static lrec pend; /* read ahead: the first record of a later event */
+static int have_pend, eof;
+
+static int read_next(void)
+{
+    if (have_pend)
+        return 1;
+    if (eof)
+        return 0;
+    ph_log_record r;
+    ph_err err;
+    int rc = ph_log_next(rep.logr, &r, &err);
+    if (rc < 0)
+        rep_die("%s", err.msg);
+    if (rc == 0) {
+        eof = 1;
+        return 0;
+    }
+    pend = (lrec){r.event, r.slot, r.len, rep_xmalloc((size_t)r.len)};
+    memcpy(pend.data, r.data, (size_t)r.len);
+    have_pend = 1;
+    return 1;
+}
+
+static void load(uint64_t k)
+{
+    for (size_t i = 0; i < cur.n; i++)
+        free(cur.v[i].data);
+    cur.n = 0;
+    cur.event = k;
+    cur.loaded = 1;
+    while (read_next() && pend.event <= k) {
+        have_pend = 0;
+        if (pend.event < k) { /* data this replay did not need */
+            free(pend.data);
+            continue;
+        }
+        if (cur.n == cur.cap) {
+            cur.cap = cur.cap ? cur.cap * 2 : 8;
+            lrec *v = realloc(cur.v, cur.cap * sizeof *v);
+            if (!v)
+                rep_die("out of memory");
+            cur.v = v;
+        }
+        cur.v[cur.n++] = pend;
+    }
+}
+
+const uint8_t *rep_log_data(uint64_t k, uint32_t slot, uint64_t *len)
+{
+    if (!cur.loaded || cur.event != k)
+        load(k);
+    for (size_t i = 0; i < cur.n; i++)
+        if (cur.v[i].slot == slot) {
+            *len = cur.v[i].len;
+            return cur.v[i].data;
+        }
+    *len = 0;
+    return NULL;
+}
+
+void rep_log_unpack(uint32_t slot, void *buf, int count, MPI_Datatype t, uint64_t expect)
+{
+    uint64_t len = 0;
+    const uint8_t *data = rep_log_data(rep.k, slot, &len);
+    int size = 0;
+    PMPI_Type_size(t, &size);
+    if (!data && expect == 0)
+        return;
+    if (!data)
+        rep_die("the message log has no data for this receive (%llu bytes, request %u): the log is "
+                "truncated, or not this run's", (unsigned long long)expect, slot);
+    if (len != expect)
+        rep_die("the message log holds %llu bytes for this receive, the recorded status %llu",
+                (unsigned long long)len, (unsigned long long)expect);
+    if (len == 0)
+        return;
+    if (size <= 0 || len % (uint64_t)size || len / (uint64_t)size > (uint64_t)count)
+        rep_die("%llu bytes from the log do not fit the receive (%d elements of %d bytes)",
+                (unsigned long long)len, count, size);
+    int pos = 0;
+    PMPI_Unpack(data, (int)len, &pos, buf, (int)(len / (uint64_t)size), t, MPI_COMM_SELF);
+}
+
+/* ---- wildcard receives (subgroup replay) ---------------------------------------------- */
+
+/* A receive posted with MPI_ANY_SOURCE or MPI_ANY_TAG must be posted for real
+ * if its message will come from a replayed rank, but which message it matched
+ * is recorded only at its completion.  So at MPI_Init a second reader goes
+ * through the whole stream once and notes, per wildcard request id, the
+ * (source, tag) of each completion - several for a persistent request. */
+typedef struct match {
+    int n, cap, head;
+    int32_t *v; /* (source, tag) pairs in completion order */
+} match;
+
+static rep_map wild; /* request id -> match */
+
+static void note(uint64_t id, const ph_status *s)
+{
+    match *m = id ? rep_map_get(&wild, id) : NULL;
+    if (!m || !s || s->source == PH_NO_RANK)
+        return;
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 2;
+        int32_t *v = realloc(m->v, (size_t)m->cap * 2 * sizeof *v);
+        if (!v)
+            rep_die("out of memory");
+        m->v = v;
+    }
+    m->v[2 * m->n] = s->source;
+    m->v[2 * m->n + 1] = s->tag;
+    m->n++;
+}
+
+static void scan_event(const ph_event *e)
+{
+    const ph_op_info *info = ph_op(e->op);
+    int flag = e->flag > 0;
+    switch (info->kind) {
+    case PH_K_IRECV: case PH_K_PRECV:
+        if (e->peer == PH_ANY_SOURCE || e->tag == PH_ANY_TAG) {
+            match *m = calloc(1, sizeof *m);
+            if (!m)
+                rep_die("out of memory");
+            rep_map_put(&wild, e->newreq, m);
+        }
+        break;
+    case PH_K_WAIT: case PH_K_TEST:
+        if ((info->kind == PH_K_WAIT || flag) && e->nreqs)
+            note(e->reqs[0], e->nstatus ? &e->status[0] : NULL);
+        break;
+    case PH_K_WAITALL: case PH_K_TESTALL:
+        for (uint32_t i = 0; (info->kind == PH_K_WAITALL || flag) && i < e->nreqs && i < e->nstatus; i++)
+            note(e->reqs[i], &e->status[i]);
+        break;
+    case PH_K_WAITANY: case PH_K_TESTANY:
+        if ((info->kind == PH_K_WAITANY || flag) && e->index >= 0 && e->nstatus)
+            note(e->reqs[e->index], &e->status[0]);
+        break;
+    case PH_K_WAITSOME: case PH_K_TESTSOME:
+        for (uint32_t j = 0; e->ncompleted != UINT32_MAX && j < e->ncompleted; j++)
+            note(e->reqs[e->completed[j]], &e->status[j]);
+        break;
+    default:
+        break;
+    }
+}
+
+int rep_wildcards_scan(ph_err *err)
+{
+    ph_rank_reader *r = ph_rank_open(rep.t, (uint32_t)rep.rank, err);
+    if (!r)
+        return -1;
+    ph_event e;
+    int rc;
+    while ((rc = ph_rank_next(r, &e, err)) > 0)
+        scan_event(&e);
+    ph_rank_close(r);
+    return rc < 0 ? -1 : 0;
+}
+
+int rep_wildcard_match(uint64_t id, int32_t *source, int32_t *tag)
+{
+    match *m = rep_map_get(&wild, id);
+    if (!m || m->head >= m->n)
+        return 0;
+    *source = m->v[2 * m->head];
+    *tag = m->v[2 * m->head + 1];
+    m->head++;
+    return 1;
+}

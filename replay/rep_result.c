@@ -1,0 +1,273 @@
+/* rep_result.c - from the times files of replay runs to computation vectors
+ * written beside the trace (rep_result.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rep_result.h"
+
+#define TIMES_MAGIC "PHTMRTM1"
+#define HEADER 64
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint32_t get32(const uint8_t *p) { return (uint32_t)get64(p) & 0xffffffffu; }
+
+int rep_times_open(const char *path, rep_times *t, ph_err *err)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->path, sizeof t->path, "%s", path);
+    uint8_t h[HEADER];
+    t->f = fopen(path, "rb");
+    if (!t->f) {
+        ph_err_set(err, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fread(h, 1, HEADER, t->f) != HEADER || memcmp(h, TIMES_MAGIC, 8) != 0) {
+        ph_err_set(err, "%s: not a replay times file", path);
+        rep_times_close(t);
+        return -1;
+    }
+    t->rank = get32(h + 8);
+    t->nranks = get32(h + 12);
+    t->c0 = get64(h + 16), t->t0 = get64(h + 24), t->c1 = get64(h + 32), t->t1 = get64(h + 40);
+    t->events = get64(h + 48);
+    t->end = h[56];
+    t->isolated = h[60];
+    if (t->c1 <= t->c0 || t->t1 < t->t0) {
+        ph_err_set(err, "%s: the replay of rank %u did not finish (its clock was never closed)",
+                   path, t->rank);
+        rep_times_close(t);
+        return -1;
+    }
+    return 0;
+}
+
+/* Clock units to CLOCK_MONOTONIC ns, on the baseline of the whole run. */
+static uint64_t to_ns(const rep_times *t, uint64_t c)
+{
+    __int128 d = (__int128)c - (__int128)t->c0;
+    return (uint64_t)((__int128)t->t0 + d * (__int128)(t->t1 - t->t0) / (__int128)(t->c1 - t->c0));
+}
+
+int rep_times_next(rep_times *t, uint64_t *entry, uint64_t *exit_, ph_err *err)
+{
+    uint64_t v[2];
+    size_t n = fread(v, sizeof v, 1, t->f);
+    if (n != 1) {
+        if (ferror(t->f))
+            ph_err_set(err, "%s: %s", t->path, strerror(errno));
+        else
+            ph_err_set(err, "%s: truncated", t->path);
+        return -1;
+    }
+    *entry = to_ns(t, v[0]);
+    *exit_ = to_ns(t, v[1]);
+    return 1;
+}
+
+void rep_times_close(rep_times *t)
+{
+    if (t->f)
+        fclose(t->f);
+    t->f = NULL;
+}
+
+/* ---- writing the result ------------------------------------------------------------- */
+
+ph_writer *rep_result_writer(ph_trace *t, const char *dir, const char *command, ph_err *err)
+{
+    ph_writer *w = ph_writer_create(dir, ph_trace_nranks(t), command, err);
+    if (!w)
+        return NULL;
+    for (uint32_t i = 1; i < ph_trace_ncomms(t); i++) {
+        const ph_comm_info *c = ph_trace_comm(t, i);
+        if (ph_writer_comm(w, c->size, c->members, c->remote_size, c->remote) != i) {
+            ph_err_set(err, "%s: cannot copy the communicator table", dir);
+            ph_writer_abort(w);
+            return NULL;
+        }
+    }
+    for (uint32_t i = 0; i < ph_trace_nsites(t); i++) {
+        const ph_site_info *s = ph_trace_site(t, i);
+        if (ph_writer_site(w, s->function, s->file, s->line) != i) {
+            ph_err_set(err, "%s: cannot copy the call-site table", dir);
+            ph_writer_abort(w);
+            return NULL;
+        }
+    }
+    return w;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median (the mean of the middle two for an even count) and minimum. */
+static void stats(uint64_t *v, int n, uint64_t *median, uint64_t *min)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    *min = v[0];
+    *median = n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+}
+
+typedef struct combine {
+    rep_times *runs;
+    int n;
+    uint64_t *prev_exit, *gaps, *durs; /* per run */
+    uint64_t out_exit[2];              /* median, min: the written streams' clocks */
+} combine;
+
+/* Event ev with times from the runs' j-th entries: the median into med, the
+ * minimum into min. */
+static int put_event(combine *cb, ph_event *ev, uint64_t j, ph_rank_writer *med,
+                     ph_rank_writer *min, rep_rank_result *res, ph_err *err)
+{
+    for (int r = 0; r < cb->n; r++) {
+        uint64_t in, out;
+        if (rep_times_next(&cb->runs[r], &in, &out, err) < 0)
+            return -1;
+        cb->gaps[r] = j ? in - cb->prev_exit[r] : 0;
+        cb->durs[r] = out - in;
+        cb->prev_exit[r] = out;
+        res->run_comp_ns[r] += cb->gaps[r];
+        res->run_wall_ns[r] += cb->gaps[r] + cb->durs[r];
+    }
+    uint64_t gm, gmin, dm, dmin;
+    stats(cb->gaps, cb->n, &gm, &gmin);
+    stats(cb->durs, cb->n, &dm, &dmin);
+    res->comp_ns += gm;
+    res->comp_min_ns += gmin;
+    ph_rank_writer *w[2] = {med, min};
+    uint64_t g[2] = {gm, gmin}, d[2] = {dm, dmin};
+    for (int i = 0; i < 2; i++) {
+        if (!w[i])
+            continue;
+        ev->t_entry = cb->out_exit[i] + g[i];
+        ev->t_exit = ev->t_entry + d[i];
+        cb->out_exit[i] = ev->t_exit;
+        if (ph_rank_write(w[i], ev, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int open_runs(combine *cb, uint32_t rank, char *const *dirs, int n, ph_err *err)
+{
+    cb->n = n;
+    cb->runs = calloc((size_t)n, sizeof *cb->runs);
+    cb->prev_exit = calloc((size_t)n * 3, sizeof(uint64_t));
+    if (!cb->runs || !cb->prev_exit) {
+        ph_err_set(err, "out of memory");
+        return -1;
+    }
+    cb->gaps = cb->prev_exit + n;
+    cb->durs = cb->gaps + n;
+    for (int r = 0; r < n; r++) {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/rank-%06u.times", dirs[r], rank);
+        if (rep_times_open(path, &cb->runs[r], err) < 0)
+            return -1;
+        if (cb->runs[r].rank != rank || cb->runs[r].events != cb->runs[0].events) {
+            ph_err_set(err, "%s: %llu events, the first run replayed %llu", path,
+                       (unsigned long long)cb->runs[r].events, (unsigned long long)cb->runs[0].events);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void close_runs(combine *cb)
+{
+    for (int r = 0; cb->runs && r < cb->n; r++)
+        rep_times_close(&cb->runs[r]);
+    free(cb->runs);
+    free(cb->prev_exit);
+}
+
+/* How many events the recording has after the replayed part. */
+static int rest_of_recording(ph_rank_reader *rd, rep_rank_result *res, ph_err *err)
+{
+    ph_event ev;
+    int rc;
+    while ((rc = ph_rank_next(rd, &ev, err)) > 0)
+        res->recorded_events++;
+    return rc;
+}
+
+static int copy_events(ph_trace *t, combine *cb, ph_rank_writer *wm, ph_rank_writer *wn,
+                       rep_rank_result *res, ph_err *err)
+{
+    ph_rank_reader *rd = ph_rank_open(t, res->rank, err);
+    if (!rd)
+        return -1;
+    ph_event ev;
+    uint64_t j = 0, first = 0, prev = 0;
+    int rc = 0;
+    for (; j < res->events && (rc = ph_rank_next(rd, &ev, err)) > 0; j++) {
+        if (j == 0)
+            first = prev = ev.t_entry;
+        res->recorded_comp_ns += ev.t_entry - prev;
+        prev = ev.t_exit;
+        res->recorded_events++;
+        if (put_event(cb, &ev, j, wm, wn, res, err) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0 && j < res->events) {
+        ph_err_set(err, "rank %u: the replay has %llu events, the recording only %llu", res->rank,
+                   (unsigned long long)res->events, (unsigned long long)j);
+        rc = -1;
+    }
+    res->recorded_wall_ns = prev - first; /* of the part replayed */
+    if (rc >= 0)
+        rc = rest_of_recording(rd, res, err);
+    ph_rank_close(rd);
+    return rc < 0 ? -1 : 0;
+}
+
+int rep_result_rank(ph_trace *t, uint32_t rank, char *const *run_dirs, int nruns, ph_writer *med,
+                    ph_writer *min, rep_rank_result *res, ph_err *err)
+{
+    combine cb = {0};
+    memset(res, 0, sizeof *res);
+    res->rank = rank;
+    res->run_comp_ns = calloc((size_t)nruns * 2, sizeof(uint64_t));
+    if (!res->run_comp_ns) {
+        ph_err_set(err, "out of memory");
+        return -1;
+    }
+    res->run_wall_ns = res->run_comp_ns + nruns;
+    ph_rank_writer *wm = NULL, *wn = NULL;
+    int rc = open_runs(&cb, rank, run_dirs, nruns, err);
+    if (rc == 0) {
+        res->events = cb.runs[0].events;
+        res->end = cb.runs[0].end;
+        wm = ph_writer_rank(med, rank, 0, err);
+        wn = min && wm ? ph_writer_rank(min, rank, 0, err) : NULL;
+        rc = !wm || (min && !wn) ? -1 : copy_events(t, &cb, wm, wn, res, err);
+    }
+    int complete = rc == 0 && res->end == REP_END_FINALIZE;
+    ph_err e2;
+    if (wm && ph_rank_writer_close(wm, complete, rc ? &e2 : err) < 0)
+        rc = -1;
+    if (wn && ph_rank_writer_close(wn, complete, rc ? &e2 : err) < 0)
+        rc = -1;
+    close_runs(&cb);
+    uint64_t *w = malloc((size_t)nruns * sizeof *w), lo;
+    if (w) {
+        memcpy(w, res->run_wall_ns, (size_t)nruns * sizeof *w);
+        stats(w, nruns, &res->wall_ns, &lo);
+        free(w);
+    }
+    return rc;
+}

@@ -1,0 +1,162 @@
+/* rep_vectors.c - replayed computation vectors for the simulator (rep_vectors.h). */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rep_vectors.h"
+
+typedef struct rvec {
+    uint64_t *gap; /* gap[k]: unit k in ns; NULL: rank not replayed */
+    uint64_t n;
+    int64_t start, period, iters, total; /* the loop of a partial replay, or period 0 */
+    double ratio;  /* replayed / recorded computation of the part replayed */
+} rvec;
+
+struct rep_vectors {
+    uint32_t nranks;
+    rvec *r;
+};
+
+static int read_rank(ph_trace *t, uint32_t rank, rvec *v, ph_err *err)
+{
+    ph_rank_reader *rd = ph_rank_open(t, rank, err);
+    if (!rd)
+        return -1;
+    size_t cap = 1024;
+    v->gap = malloc(cap * sizeof *v->gap);
+    ph_event ev;
+    uint64_t prev = 0;
+    int rc = 0;
+    while (v->gap && (rc = ph_rank_next(rd, &ev, err)) > 0) {
+        if (v->n == cap) {
+            uint64_t *g = realloc(v->gap, (cap *= 2) * sizeof *g);
+            if (!g)
+                break;
+            v->gap = g;
+        }
+        v->gap[v->n] = v->n ? ev.t_entry - prev : 0;
+        v->n++;
+        prev = ev.t_exit;
+    }
+    ph_rank_close(rd);
+    if (!v->gap || rc > 0) {
+        ph_err_set(err, "out of memory");
+        return -1;
+    }
+    return rc;
+}
+
+/* meta.json's replay.per_rank entry: the ratio and the loop of a partial replay. */
+static void read_meta(const json_t *pr, rvec *v)
+{
+    double comp = (double)json_integer_value(json_object_get(pr, "computation_ns"));
+    double rec = (double)json_integer_value(json_object_get(pr, "recorded_computation_ns"));
+    v->ratio = rec > 0 && comp > 0 ? comp / rec : 1.0;
+    json_t *loop = json_object_get(pr, "loop");
+    v->start = json_integer_value(json_object_get(loop, "start"));
+    v->period = json_integer_value(json_object_get(loop, "period"));
+    v->iters = json_integer_value(json_object_get(loop, "iterations_replayed"));
+    v->total = json_integer_value(json_object_get(loop, "iterations"));
+    if (v->period <= 0 || v->iters <= 0)
+        v->period = 0;
+}
+
+rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err)
+{
+    char dir[4200], meta[4300];
+    snprintf(dir, sizeof dir, "%s/replay/%s", trace, name);
+    snprintf(meta, sizeof meta, "%s/meta.json", dir);
+    ph_trace *t = ph_trace_open(dir, err);
+    json_error_t je;
+    json_t *m = t ? json_load_file(meta, 0, &je) : NULL;
+    rep_vectors *v = m ? calloc(1, sizeof *v) : NULL;
+    int rc = t && m && v ? 0 : -1;
+    if (t && !m)
+        ph_err_set(err, "%s: %s", meta, je.text);
+    if (v) {
+        v->nranks = ph_trace_nranks(t);
+        v->r = calloc(v->nranks, sizeof *v->r);
+        rc = v->r ? 0 : -1;
+    }
+    size_t i, k;
+    json_t *pr, *one;
+    json_array_foreach(json_object_get(json_object_get(m, "replay"), "replays"), k, one) {
+        json_array_foreach(json_object_get(one, "per_rank"), i, pr) {
+            json_int_t rank = json_integer_value(json_object_get(pr, "rank"));
+            if (rc < 0 || rank < 0 || (uint32_t)rank >= v->nranks || v->r[rank].gap)
+                continue;
+            read_meta(pr, &v->r[rank]);
+            rc = read_rank(t, (uint32_t)rank, &v->r[rank], err);
+        }
+    }
+    if (rc == 0 && !json_is_object(json_object_get(m, "replay"))) {
+        ph_err_set(err, "%s: not a result of phantom replay (no \"replay\" in meta.json)", meta);
+        rc = -1;
+    }
+    json_decref(m);
+    ph_trace_close(t);
+    if (rc < 0) {
+        rep_vectors_close(v);
+        return NULL;
+    }
+    return v;
+}
+
+void rep_vectors_close(rep_vectors *v)
+{
+    for (uint32_t i = 0; v && v->r && i < v->nranks; i++)
+        free(v->r[i].gap);
+    if (v)
+        free(v->r);
+    free(v);
+}
+
+int rep_vectors_has(const rep_vectors *v, uint32_t rank)
+{
+    return rank < v->nranks && v->r[rank].gap;
+}
+
+char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t *rep_of)
+{
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    int any = 0;
+    for (uint32_t r = 0; f && r < nranks;) {
+        uint32_t e = r;
+        while (e < nranks && !rep_vectors_has(v, rep_of ? rep_of[e] : e))
+            e++;
+        if (e > r) {
+            fprintf(f, e - r == 1 ? "%s%u" : "%s%u-%u", any ? "," : "", r, e - 1);
+            any = 1;
+            r = e;
+        } else {
+            r++;
+        }
+    }
+    if (f)
+        fclose(f);
+    if (!any) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+uint64_t rep_vectors_unit(const rep_vectors *v, uint32_t rank, uint64_t k, uint64_t host_ns)
+{
+    const rvec *r = rank < v->nranks ? &v->r[rank] : NULL;
+    if (!r || !r->gap)
+        return host_ns;
+    if (k < r->n)
+        return r->gap[k];
+    if (r->period && (int64_t)k > r->start && (int64_t)k <= r->start + r->total * r->period) {
+        uint64_t span = (uint64_t)(r->iters * r->period);
+        uint64_t k2 = (uint64_t)r->start + 1 + (k - (uint64_t)r->start - 1) % span;
+        if (k2 < r->n)
+            return r->gap[k2];
+    }
+    return (uint64_t)llround((double)host_ns * r->ratio);
+}

@@ -1,0 +1,29 @@
+/* rep_vectors.h - the computation vectors `phantom replay` measured, as the
+ * simulator's computation source (`phantom predict --comp NAME`).  MPI-free.
+ *
+ * TRACE/replay/NAME holds the replayed ranks' events with the replay's
+ * times: unit k of a rank is the gap before its event k.  Past the end of a
+ * partial replay, units of the loop repeat the replayed iterations (PHANTOM
+ * Section 5.4.2: the recorded iteration count against the total), and units
+ * after the loop are the host's scaled by the ratio replayed/recorded of the
+ * replayed part. */
+#ifndef REP_VECTORS_H
+#define REP_VECTORS_H
+
+#include <stdint.h>
+
+#include "ph_trace.h"
+
+typedef struct rep_vectors rep_vectors;
+
+/* NULL with err when TRACE/replay/NAME is missing or unreadable. */
+rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err);
+void rep_vectors_close(rep_vectors *v);
+int rep_vectors_has(const rep_vectors *v, uint32_t rank);
+/* "3-5,9": the ranks without a vector (malloc'd; NULL when there are none). */
+char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t *rep_of);
+/* Unit k of rank, in ns; host_ns is the trace's own unit k (for units the
+ * replay did not cover). */
+uint64_t rep_vectors_unit(const rep_vectors *v, uint32_t rank, uint64_t k, uint64_t host_ns);
+
+#endif

@@ -1,0 +1,82 @@
+#!/bin/sh
+# A replay that does not follow the recording stops at once with one line
+# naming the rank, the event, the expected and the actual call and the call
+# sites - other input parameters, another binary, in a subgroup too (no
+# hang) - and so does a missing, truncated or foreign message log.
+. "$top_srcdir/tests/lib.sh"
+prog=$(cd "$WORK" && build_prog stencil.c)
+p2p=$(cd "$WORK" && build_prog p2p.c)
+T="$WORK/st.trace"
+"$PHANTOM" record --log -o "$T" -- mpirun --oversubscribe -np 4 "$prog" 64 25 > "$WORK/rec" 2>&1 ||
+  fail "recording the stencil"
+
+# must_stop NAME REGEX REPLAY-ARGS...: the replay fails, saying REGEX on one line.
+must_stop() {
+  what=$1 re=$2; shift 2
+  rc=0
+  timeout 120 "$PHANTOM" replay "$@" > "$WORK/out" 2>&1 || rc=$?
+  [ $rc -ne 0 ] || fail "$what: the replay succeeded"
+  [ $rc -ne 124 ] || fail "$what: the replay hung"
+  grep -Eq "$re" "$WORK/out" || { cat "$WORK/out"; fail "$what: no line matching: $re"; }
+}
+
+site='at main [^ ]*stencil\.c:[0-9]+'
+must_stop "other grid size" \
+  "^phantom replay: rank 1: event 1: expected MPI_Irecv\(peer 0, tag 1, 512 bytes, comm 0\) $site, got MPI_Irecv\(peer 0, tag 1, 384 bytes, comm 0\) at stencil\+0x[0-9a-f]+: another amount of data$" \
+  "$T" --ranks 1 --isolated -- "$prog" 48 25
+must_stop "more iterations" \
+  "^phantom replay: rank 2: event 128: expected MPI_Allreduce\(8 bytes, comm 0\) $site, got MPI_Irecv\(peer 1, tag 1, 512 bytes, comm 0\) at stencil\+0x[0-9a-f]+$" \
+  "$T" --ranks 2 --isolated -- "$prog" 64 30
+must_stop "fewer iterations" \
+  "^phantom replay: rank 3: event 103: expected MPI_Irecv\(peer 2, tag 1, 512 bytes, comm 0\) $site, got MPI_Finalize\(\) at stencil\+0x[0-9a-f]+$" \
+  "$T" --ranks 3 --isolated -- "$prog" 64 20
+must_stop "another binary" \
+  "^phantom replay: rank 0: event 1: expected MPI_Irecv\(peer PROC_NULL, tag 1, 512 bytes, comm 0\) $site, got MPI_Send\(peer 1, tag 10, 4000 bytes, comm 0\) at (p2p|oracle)" \
+  "$T" --ranks 0 --isolated -- "$p2p"
+# In a subgroup the others are blocked in real MPI calls: the job must still end.
+must_stop "subgroup with another grid size" "^phantom replay: rank [01]: event 1: expected MPI_Irecv" \
+  "$T" --ranks 0-1 -- "$prog" 48 25
+
+# A program that ends before the recorded run did.
+cat > "$WORK/early.c" <<'EOF2'
+#include <mpi.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (getenv("EARLY_EXIT"))
+        exit(0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+EOF2
+mpicc -o "$WORK/early" "$WORK/early.c" || fail "cannot build early.c"
+"$PHANTOM" record --log -o "$WORK/early.trace" -- mpirun --oversubscribe -np 2 "$WORK/early" > "$WORK/rec" 2>&1 ||
+  fail "recording early.c"
+EARLY_EXIT=1 must_stop "early exit" "^phantom replay: rank 1: the program exited after 2 events, before the recorded run's end$" \
+  "$WORK/early.trace" --ranks 1 --isolated -- "$WORK/early"
+
+# The same run replays fine, and a bad log stops it before or when it is read.
+"$PHANTOM" replay "$T" --ranks 1 --isolated -- "$prog" 64 25 > "$WORK/out" 2>&1 ||
+  { cat "$WORK/out"; fail "the unchanged replay"; }
+cp "$T/rank-000001.log" "$WORK/log1"
+head -c "$(($(wc -c < "$WORK/log1") / 2))" "$WORK/log1" > "$T/rank-000001.log"
+must_stop "truncated log" "^phantom replay: rank 1: event [0-9]+: [^ ]*rank-000001\.log: offset [0-9]+: truncated" \
+  "$T" --ranks 1 --isolated --force -- "$prog" 64 25
+cp "$T/rank-000002.log" "$T/rank-000001.log"
+must_stop "foreign log" "^phantom replay: [^ ]*rank-000001\.log: offset 12: header says rank 2 of 4, expected rank 1 of 4" \
+  "$T" --ranks 1 --isolated --force -- "$prog" 64 25
+rm "$T/rank-000001.log"
+must_stop "missing log" "^phantom replay: [^ ]*rank-000001\.log: cannot open: No such file or directory$" \
+  "$T" --ranks 1 --isolated --force -- "$prog" 64 25
+
+# Logs that do not fit the mode.
+"$PHANTOM" record --log-ranks 0-1 -o "$WORK/sub.trace" -- mpirun --oversubscribe -np 4 "$prog" 64 25 \
+  > "$WORK/rec" 2>&1 || fail "recording with --log-ranks"
+must_stop "isolated from a subgroup log" "^phantom replay: [^ ]*sub\.trace: --isolated needs a full message log" \
+  "$WORK/sub.trace" --ranks 0 --isolated -- "$prog" 64 25
+must_stop "another subgroup" "^phantom replay: [^ ]*sub\.trace: the subgroup log was recorded for ranks 0-1, not 1-2" \
+  "$WORK/sub.trace" --ranks 1-2 -- "$prog" 64 25
+echo "replay-divergence: every divergence and bad log stops the replay with its message"

@@ -1,0 +1,63 @@
+#!/bin/sh
+# Exact data replay, every rank alone: record the test programs at 4 ranks
+# with their message log, replay each rank in a job of its own (--isolated:
+# every incoming message from the log) and check that it prints the recorded
+# run's checksum of everything it received.  Then the result is a trace that
+# phantom stats reads, with the recorded events.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/replay-lib.sh"
+for src in p2p.c nonblocking.c collectives.c comms.c imbalance.c fortran.f90 fortran08.f90; do
+  prog=$(cd "$WORK" && build_prog "$src")
+  name=${src%.*}
+  PH_IMB_UNIT=2000 record "$name" "$prog" 4 --log
+  for r in 0 1 2 3; do
+    PH_IMB_UNIT=2000 replay_same "$name" "$prog" $r --isolated --name alone
+  done
+done
+
+# The bundled example prints a residual that depends on every halo it received.
+prog=$(cd "$WORK" && build_prog stencil.c)
+"$PHANTOM" record --log -o "$WORK/st.trace" -- mpirun --oversubscribe -np 4 "$prog" 64 25 \
+  > "$WORK/st.rec" 2>&1 || fail "recording the stencil"
+"$PHANTOM" replay "$WORK/st.trace" --ranks 0 --isolated --name alone -- "$prog" 64 25 \
+  > "$WORK/st.rep" 2>&1 || { cat "$WORK/st.rep"; fail "replaying the stencil's rank 0"; }
+want=$(grep '^stencil:' "$WORK/st.rec") got=$(grep '^stencil:' "$WORK/st.rep")
+[ -n "$want" ] && [ "$want" = "$got" ] || fail "stencil residual: recorded '$want', replayed '$got'"
+
+# The result: the replayed rank's events, as recorded, with the replay's times.
+"$PHANTOM" stats "$WORK/st.trace/replay/alone" --rank 0 --json > "$WORK/st.stats" 2> "$WORK/st.err" ||
+  fail "phantom stats on the replay result: $(cat "$WORK/st.err")"
+python3 - "$PHANTOM" "$WORK" <<'PY' || fail "replay result differs from the recorded events"
+import json, subprocess, sys
+phantom, w = sys.argv[1], sys.argv[2]
+def events(t):
+    out = subprocess.run([phantom, 'dump', t, '--rank', '0', '--json'], capture_output=True,
+                         text=True, check=True).stdout
+    return [json.loads(l) for l in out.splitlines() if '"op"' in l]
+rec, rep = events(w + '/st.trace'), events(w + '/st.trace/replay/alone')
+strip = lambda e: {k: v for k, v in e.items() if not k.startswith('t_')}
+if [strip(e) for e in rec] != [strip(e) for e in rep]:
+    sys.exit('events differ')
+meta = json.load(open(w + '/st.trace/replay/alone/meta.json'))
+one = meta['replay']['replays'][0]
+r = one['per_rank'][0]
+if r['rank'] != 0 or r['events'] != len(rec) or r['end'] != 'complete' or one['mode'] != 'isolated':
+    sys.exit('meta.json: %s' % r)
+PY
+# --repeat: the per-unit median in NAME, the minimum in NAME.min, every run's totals in meta.json.
+"$PHANTOM" replay "$WORK/st.trace" --ranks 2 --isolated --repeat 3 --name three -- "$prog" 64 25 \
+  > "$WORK/st.rep" 2>&1 || { cat "$WORK/st.rep"; fail "--repeat 3"; }
+"$PHANTOM" stats "$WORK/st.trace/replay/three.min" --rank 2 > /dev/null 2>&1 || fail "phantom stats on NAME.min"
+python3 - "$WORK/st.trace/replay" <<'PY' || fail "--repeat 3: median and minimum"
+import json, sys
+d = sys.argv[1]
+med = json.load(open(d + '/three/meta.json'))['replay']['replays'][0]
+mn = json.load(open(d + '/three.min/meta.json'))['replay']['replays'][0]
+r, rm = med['per_rank'][0], mn['per_rank'][0]
+runs = [x['computation_ns'] for x in r['runs']]
+if (med['repeat'], med['statistic'], mn['statistic'], len(runs)) != (3, 'median', 'minimum', 3):
+    sys.exit(f"{med['repeat']} {med['statistic']} {mn['statistic']} {runs}")
+if not (r['computation_min_ns'] <= r['computation_ns'] and r['computation_min_ns'] <= min(runs)):
+    sys.exit(f"minimum {r['computation_min_ns']} above the median {r['computation_ns']} or a run {runs}")
+PY
+echo "replay-isolated: every rank of 8 programs replayed alone prints the recorded checksums"
