@@ -410,7 +410,10 @@ static void argv_free(argv_buf *a)
     free(a->v);
 }
 
-/* The variables the replayer reads, NAME=value, for process p's run. */
+extern char **environ;
+
+/* The variables the replayer reads (NAME=value) for replay run `run`, then
+ * the user's other PHANTOM_* variables by name (PHANTOM_CLOCK, ...). */
 static int replay_env(job *j, uint32_t run, argv_buf *env)
 {
     char *s = NULL, *stops = NULL;
@@ -436,6 +439,14 @@ static int replay_env(job *j, uint32_t run, argv_buf *env)
         rc |= asprintf(&s, "%s=%s", kv[i][0], kv[i][1]) < 0 || push(env, s);
         free(s);
     }
+    for (char **e = environ; *e; e++) {
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+        if (strncmp(name, "PHANTOM_", 8) == 0 && strncmp(name, "PHANTOM_REPLAY_", 15) != 0)
+            rc |= push(env, name);
+        else if (strcmp(name, "PHANTOM_REPLAY_DEBUG") == 0)
+            rc |= push(env, name);
+    }
     free(stops);
     return rc ? -1 : 0;
 }
@@ -460,7 +471,10 @@ static int build_command(job *j, uint32_t run, argv_buf *cmd)
         rc = push(cmd, tok);
     snprintf(np, sizeof np, "%u", j->nprocs);
     rc |= push(cmd, "-np") | push(cmd, np);
-    if (rc == 0 && uses_x(cmd->v)) {
+    int semicolon = 0; /* mca_base_env_list has no quoting */
+    for (size_t i = 0; i < env.n; i++)
+        semicolon |= strchr(env.v[i], ';') != NULL;
+    if (rc == 0 && (uses_x(cmd->v) || semicolon)) {
         for (size_t i = 0; rc == 0 && i < env.n; i++)
             rc = push(cmd, "-x") | push(cmd, env.v[i]);
     } else if (rc == 0) { /* the user's own list first, without what ours replaces */
