@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "ph_call.h"
+#include "ph_clock.h"
 #include "ph_trace.h"
 
 #define REC_MAX_DEPTH 8
@@ -113,9 +114,7 @@ static inline uint64_t rec_now(void)
         return rec.tsc_t0 + (uint64_t)(((unsigned __int128)(c - rec.tsc_c0) * rec.tsc_scale_q32) >> 32);
     }
 #endif
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return ph_clock_mono_ns();
 }
 void rec_clock_init(void);
 void rec_clock_refine(void);

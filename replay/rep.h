@@ -18,11 +18,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
 #include "ph_call.h"
+#include "ph_clock.h"
 #include "ph_trace.h"
 #include "rep_hooks.h" /* generated: prototypes of the ph_local_* hooks */
 
@@ -156,13 +154,7 @@ void *rep_xmalloc(size_t n);
  * costs one rdtsc and nothing is calibrated while the application runs. */
 static inline uint64_t rep_now(void)
 {
-#if defined(__x86_64__)
-    if (rep.tsc)
-        return __rdtsc();
-#endif
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return ph_clock_ticks(rep.tsc);
 }
 int rep_out_open(ph_err *err);
 void rep_out_event(uint64_t t_entry, uint64_t t_exit);

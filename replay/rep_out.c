@@ -17,57 +17,11 @@
 
 static uint64_t c0, t0, nevents;
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* constant_tsc and nonstop_tsc: one rate on every core, through frequency
- * changes and idle states (as libpmpi-rec/rec_clock.c decides). */
-static int invariant_tsc(void)
-{
-#if defined(__x86_64__)
-    const char *mode = getenv("PHANTOM_CLOCK");
-    if (mode && strcmp(mode, "monotonic") == 0)
-        return 0;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return 0;
-    char line[4096];
-    int ok = 0;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "flags", 5) == 0) {
-            ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
-            break;
-        }
-    fclose(f);
-    return ok;
-#else
-    return 0;
-#endif
-}
-
-/* A (clock, CLOCK_MONOTONIC) pair read as close together as possible. */
-static void pair(uint64_t *c, uint64_t *t)
-{
-    uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 5; i++) {
-        uint64_t a = rep_now(), m = mono_ns(), b = rep_now();
-        if (b - a < best) {
-            best = b - a;
-            *c = a + (b - a) / 2;
-            *t = m;
-        }
-    }
-}
-
 /* Before main: MPI_Init's entry is already timed with the chosen clock. */
 static void __attribute__((constructor)) clock_init(void)
 {
-    rep.tsc = invariant_tsc();
-    pair(&c0, &t0);
+    rep.tsc = ph_clock_use_tsc();
+    ph_clock_pair(rep.tsc, &c0, &t0);
 }
 
 static void put64(uint8_t *p, uint64_t v)
@@ -107,7 +61,7 @@ void rep_out_close(int how)
     if (!rep.times)
         return;
     uint64_t c1, t1;
-    pair(&c1, &t1);
+    ph_clock_pair(rep.tsc, &c1, &t1);
     uint8_t h[HEADER] = {0};
     memcpy(h, TIMES_MAGIC, 8);
     h[8] = (uint8_t)rep.rank, h[9] = (uint8_t)(rep.rank >> 8), h[10] = (uint8_t)(rep.rank >> 16),
