@@ -552,6 +552,10 @@ void ph_post(ph_call *c)
             rec_init(c);
         if (!rec.active)
             return;
+        /* The recorder's set-up (clock calibration, files, libunwind's
+         * first walk) is MPI_Init's time, not the application's first
+         * computation unit. */
+        t_exit = rec_now();
     }
     if (!rec.active)
         return;

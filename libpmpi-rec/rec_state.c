@@ -624,6 +624,10 @@ void rec_init(ph_call *c)
     rec.last_comm = MPI_COMM_NULL;
     rec.last_type = MPI_DATATYPE_NULL;
     rec_clock_init();
+    /* libunwind reads the unwind tables of each object on its first walk
+     * through it (milliseconds): do it here, not in the first call site. */
+    void *pcs[REC_MAX_DEPTH + 1];
+    (void)unw_backtrace(pcs, REC_MAX_DEPTH + 1);
     rec.counts = calloc(ph_ncounted, sizeof *rec.counts);
     rec.active = 1; /* from here on, any failure goes through rec_fail */
 
