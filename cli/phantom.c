@@ -27,10 +27,16 @@ static const ph_verb *find_verb(const char *name)
 static void main_usage(FILE *out)
 {
     fprintf(out, "usage: phantom [--version] [--help] <command> [<args>]\n\n"
-                 "Record an MPI application and inspect the trace (PHANTOM performance prediction).\n\n"
+                 "Predict how long an MPI application will run on a machine you do not have:\n"
+                 "record it, choose representative ranks, replay them on the target's node,\n"
+                 "and simulate the target's network (PHANTOM).\n\n"
                  "commands:\n");
+    int width = 0;
     for (size_t i = 0; i < NVERBS; i++)
-        fprintf(out, "   %-8s %s\n", verbs[i]->name, verbs[i]->summary);
+        if ((int)strlen(verbs[i]->name) > width)
+            width = (int)strlen(verbs[i]->name);
+    for (size_t i = 0; i < NVERBS; i++)
+        fprintf(out, "   %-*s  %s\n", width, verbs[i]->name, verbs[i]->summary);
     fprintf(out, "\nSee 'phantom help <command>' or 'phantom <command> --help' for a command's options,\n"
                  "and phantom(1) for the whole tool.\n");
 }
