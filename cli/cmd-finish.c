@@ -191,6 +191,11 @@ static json_t *load_meta(const char *verb, const char *dir)
 
 int finish_trace(const char *verb, const char *dir, finish_summary *sum)
 {
+    return finish_trace_with(verb, dir, NULL, sum);
+}
+
+int finish_trace_with(const char *verb, const char *dir, json_t *extra, finish_summary *sum)
+{
     memset(sum, 0, sizeof *sum);
     ph_err err;
     ph_trace *t = ph_trace_open(dir, &err);
@@ -206,6 +211,8 @@ int finish_trace(const char *verb, const char *dir, finish_summary *sum)
         json_object_set_new(meta, "sites", sites_json(t));
         json_object_set_new(meta, "ranks_complete", json_incref(complete));
         json_object_set_new(meta, "finished", json_true());
+        if (extra)
+            json_object_update(meta, extra);
         rc = write_meta(verb, dir, meta);
     }
     sum->bytes = trace_bytes(dir);

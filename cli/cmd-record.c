@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "phantom.h"
 
 #ifndef PKGLIBDIR /* set by Makefile.am to the installed libpmpi-rec.so's directory */
@@ -29,11 +31,13 @@
 #endif
 #define MAX_DEPTH 8 /* REC_MAX_DEPTH in libpmpi-rec/rec.h */
 #define ENV_LIST "OMPI_MCA_mca_base_env_list"
+#define LOG_UNTIL ".log-until" /* with --plan: where each rank's log stops */
 
 extern char **environ;
 
 static const char usage[] =
-    "usage: phantom record [-o DIR] [--log] [--log-ranks SPEC] [--depth N] [--force] [--] COMMAND...\n"
+    "usage: phantom record [-o DIR] [--log] [--log-ranks SPEC] [--plan FILE [--iterations R]]\n"
+    "                      [--depth N] [--force] [--] COMMAND...\n"
     "\n"
     "Run COMMAND (usually `mpirun -np N ./app`) with the phantom recorder preloaded\n"
     "into every MPI rank, then build the trace tables (phantom finish).  Exits with\n"
@@ -44,6 +48,10 @@ static const char usage[] =
     "  --log                also log the content of every received message, for\n"
     "                       replaying ranks on their own\n"
     "  --log-ranks SPEC     log only what enters these world ranks, e.g. 0-3,8 (implies --log)\n"
+    "  --plan FILE          groups.json of phantom cluster for this job: log only the\n"
+    "                       first iterations of each logged rank's loop, as many as the\n"
+    "                       plan's run of these ranks replays (the events stay whole)\n"
+    "  --iterations R       with --plan: log R iterations instead\n"
     "  --depth N            call-site stack depth, 1 to 8 (default 2)\n"
     "  --force              overwrite an existing trace in DIR\n"
     "  -h, --help           show this help\n"
@@ -56,8 +64,10 @@ static const char usage[] =
 typedef struct opts {
     const char *dir; /* as given, for messages */
     int log, force;
-    const char *log_ranks;
-    uint32_t depth;
+    const char *log_ranks, *plan;
+    uint32_t depth, iterations;
+    int have_iterations;
+    json_t *partial; /* with --plan: meta.json's "partial" */
 } opts;
 
 /* ---- the recorder library ---------------------------------------------------------- */
@@ -88,7 +98,8 @@ static char *absolute(const char *dir)
 static int is_trace_file(const char *name)
 {
     size_t n = strlen(name);
-    if (strcmp(name, "meta.json") == 0 || strncmp(name, ".meta.json", 10) == 0)
+    if (strcmp(name, "meta.json") == 0 || strncmp(name, ".meta.json", 10) == 0 ||
+        strcmp(name, LOG_UNTIL) == 0)
         return 1;
     return strncmp(name, "rank-", 5) == 0 && n > 4 &&
            (strcmp(name + n - 4, ".evt") == 0 || strcmp(name + n - 4, ".log") == 0);
@@ -128,6 +139,79 @@ static int make_dir(const opts *o, const char *dir)
     if (rc == CLI_OK && mkdir(dir, 0755) != 0 && errno != EEXIST)
         rc = cli_error("record", "cannot create %s: %s", o->dir, strerror(errno));
     free(p);
+    return rc;
+}
+
+/* ---- --plan: the message log of the first R iterations only --------------------------- */
+
+/* The plan's number of ranks, which the job must have. */
+static int plan_nranks(const char *path, uint32_t *n)
+{
+    json_error_t je;
+    json_t *p = json_load_file(path, 0, &je);
+    if (!p)
+        return cli_error("record", "%s: line %d: %s", path, je.line, je.text);
+    size_t k = json_array_size(json_object_get(p, "rank_group"));
+    json_decref(p);
+    if (k == 0 || k > UINT32_MAX)
+        return cli_error("record", "%s: not a plan of phantom cluster (no rank_group)", path);
+    *n = (uint32_t)k;
+    return CLI_OK;
+}
+
+/* DIR/.log-until, one "RANK EVENT" line per rank whose log stops early (the
+ * recorder's PHANTOM_LOG_UNTIL), and meta.json's "partial" key saying so. */
+static int write_log_until(opts *o, const char *path, const plan_loop *loops, uint32_t n, int64_t r,
+                           int64_t total)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return cli_error("record", "%s: %s", path, strerror(errno));
+    json_t *ranks = json_array();
+    for (uint32_t k = 0; k < n; k++)
+        if (loops[k].stop != UINT64_MAX) {
+            fprintf(f, "%u %llu\n", k, (unsigned long long)loops[k].stop);
+            json_array_append_new(ranks, json_pack("{s:I, s:I, s:I, s:I, s:I}", "rank", (json_int_t)k,
+                                                   "stop", (json_int_t)loops[k].stop, "start",
+                                                   (json_int_t)loops[k].start, "period",
+                                                   (json_int_t)loops[k].period, "iterations",
+                                                   (json_int_t)loops[k].iterations));
+        }
+    o->partial = json_pack("{s:{s:I, s:I, s:b, s:o}}", "partial", "iterations", (json_int_t)r,
+                           "total_iterations", (json_int_t)total, "log_only", 1, "ranks", ranks);
+    if (fclose(f) != 0 || !o->partial)
+        return cli_error("record", "%s: cannot write: %s", path, strerror(errno));
+    return CLI_OK;
+}
+
+static int plan_log(opts *o, const char *absdir)
+{
+    uint32_t n = 0;
+    int rc = plan_nranks(o->plan, &n);
+    if (rc != CLI_OK)
+        return rc;
+    uint8_t *in = malloc(n);
+    plan_loop *loops = calloc(n, sizeof *loops);
+    char all[32], path[PATH_MAX];
+    snprintf(all, sizeof all, "0-%u", n - 1);
+    ph_err err;
+    int64_t r = -1, total = -1;
+    if (!in || !loops)
+        rc = cli_error("record", "out of memory");
+    else if (!o->log_ranks)
+        memset(in, 1, n);
+    else if (ph_parse_ranks(o->log_ranks, n, in, &err) < 0)
+        rc = cli_usage_error("record", "--log-ranks: %s (the plan is for %u ranks)", err.msg, n);
+    if (rc == CLI_OK)
+        rc = cli_plan_loops("record", o->plan, n, in, o->log_ranks ? o->log_ranks : all,
+                            o->have_iterations ? (int64_t)o->iterations : -1, loops, &r, &total);
+    snprintf(path, sizeof path, "%s/" LOG_UNTIL, absdir);
+    if (rc == CLI_OK && r < 0)
+        cli_warn("record", "%s: these ranks are replayed whole: the log is not cut", o->plan);
+    else if (rc == CLI_OK && (rc = write_log_until(o, path, loops, n, r, total)) == CLI_OK)
+        setenv("PHANTOM_LOG_UNTIL", path, 1);
+    free(in);
+    free(loops);
     return rc;
 }
 
@@ -410,7 +494,7 @@ static int conclude(const opts *o, const char *absdir, int status)
         return status > 0 ? status : CLI_ERR;
     }
     finish_summary sum;
-    int rc = finish_trace("record", absdir, &sum);
+    int rc = finish_trace_with("record", absdir, o->partial, &sum);
     if (rc == CLI_OK)
         summary(o, &sum);
     return status != 0 ? status : rc;
@@ -422,6 +506,7 @@ static int parse(int argc, char **argv, opts *o)
         {"output", required_argument, NULL, 'o'}, {"log", no_argument, NULL, 'l'},
         {"log-ranks", required_argument, NULL, 'L'}, {"depth", required_argument, NULL, 'd'},
         {"force", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'},
+        {"plan", required_argument, NULL, 'P'}, {"iterations", required_argument, NULL, 'i'},
         {NULL, 0, NULL, 0}};
     int c;
     /* '+': options end at COMMAND, so `phantom record mpirun -np 4 ./a` needs no "--" */
@@ -436,6 +521,12 @@ static int parse(int argc, char **argv, opts *o)
                 return cli_usage_error("record", "--log-ranks: '%s' is not a rank list like 0-3,8", optarg);
             o->log_ranks = optarg;
             break;
+        case 'P': o->plan = optarg; break;
+        case 'i':
+            if (cli_parse_u32(optarg, 0, UINT32_MAX, &o->iterations) < 0)
+                return cli_usage_error("record", "--iterations: '%s' is not a number", optarg);
+            o->have_iterations = 1;
+            break;
         case 'd':
             if (cli_parse_u32(optarg, 1, MAX_DEPTH, &o->depth) < 0)
                 return cli_usage_error("record", "--depth: '%s' is not a number from 1 to %d", optarg,
@@ -444,6 +535,10 @@ static int parse(int argc, char **argv, opts *o)
         default: return CLI_USAGE;
         }
     }
+    if (o->plan && !o->log && !o->log_ranks)
+        return cli_usage_error("record", "--plan needs --log or --log-ranks (it limits the message log)");
+    if (o->have_iterations && !o->plan)
+        return cli_usage_error("record", "--iterations needs --plan (the loop of each rank)");
     if (optind >= argc)
         return cli_usage_error("record", "no command given");
     if (!*o->dir)
@@ -467,12 +562,20 @@ static int run(int argc, char **argv)
         rc = clear_dir(&o, absdir);
     if (rc == CLI_OK)
         rc = make_dir(&o, absdir);
+    if (rc == CLI_OK && o.plan)
+        rc = plan_log(&o, absdir);
     launch l = {0};
     if (rc == CLI_OK)
         rc = set_env(&o, absdir, lib, cmd, &l);
     if (rc == CLI_OK) {
         int status = run_command(l.argv);
         rc = status < 0 ? CLI_ERR : conclude(&o, absdir, status);
+    }
+    if (o.partial && absdir) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/" LOG_UNTIL, absdir);
+        unlink(path);
+        json_decref(o.partial);
     }
     launch_free(&l);
     free(lib);

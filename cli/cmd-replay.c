@@ -214,80 +214,76 @@ static int list_ranks(job *j)
 
 /* ---- partial replay: the plan of phantom cluster ----------------------------------------- */
 
-/* R from the plan's run with exactly these ranks (null: the whole run). */
-static int plan_iterations(job *j, json_t *plan, int64_t *r)
+static void set_stop(job *j, uint32_t p, const plan_loop *l)
 {
-    uint32_t n = ph_trace_nranks(j->t);
-    uint8_t *want = calloc(n, 1), *have = calloc(n, 1);
-    ph_err err;
-    size_t i;
-    json_t *run;
-    *r = -2;
-    if (!want || !have || ph_parse_ranks(j->o->ranks, n, want, &err) < 0) {
-        free(want);
-        free(have);
-        return cli_error("replay", "out of memory");
-    }
-    json_array_foreach(json_object_get(plan, "runs"), i, run) {
-        const char *spec = json_string_value(json_object_get(run, "ranks"));
-        if (spec && ph_parse_ranks(spec, n, have, &err) == 0 && memcmp(want, have, n) == 0) {
-            json_t *it = json_object_get(run, "replay_iterations");
-            *r = json_is_integer(it) ? json_integer_value(it) : -1;
-        }
-    }
-    free(want);
-    free(have);
-    if (*r == -2)
-        return cli_error("replay", "%s: no run of the plan replays ranks %s (give --iterations R)",
-                         j->o->plan, j->o->ranks);
-    return CLI_OK;
+    if (l->stop == UINT64_MAX)
+        return;
+    j->stop[p] = l->stop;
+    j->stops = 1;
+    j->loop[3 * p] = l->start;
+    j->loop[3 * p + 1] = l->period;
+    j->loop[3 * p + 2] = l->iterations;
 }
 
-/* Each listed rank stops at the end of iteration R of its group's loop:
- * after event start + R * period (doc/cluster.md). */
+/* Each listed rank stops at the end of iteration R of its group's loop. */
 static int plan_stops(job *j)
 {
-    json_error_t je;
-    json_t *plan = json_load_file(j->o->plan, 0, &je);
-    if (!plan)
-        return cli_error("replay", "%s: line %d: %s", j->o->plan, je.line, je.text);
-    int64_t r = j->o->iterations;
-    int rc = j->o->have_iterations ? CLI_OK : plan_iterations(j, plan, &r);
-    json_t *groups = json_object_get(plan, "groups"), *rg = json_object_get(plan, "rank_group");
-    if (rc == CLI_OK && (!json_is_array(groups) || json_array_size(rg) != ph_trace_nranks(j->t)))
-        rc = cli_error("replay", "%s: not a plan for this trace (%u ranks)", j->o->plan,
-                       ph_trace_nranks(j->t));
-    for (uint32_t p = 0; rc == CLI_OK && r >= 0 && p < j->nprocs; p++) {
-        json_int_t g = json_integer_value(json_array_get(rg, j->ranks[p]));
-        json_t *it = json_object_get(json_array_get(groups, (size_t)g), "iterations");
-        json_int_t start = json_integer_value(json_object_get(it, "start"));
-        json_int_t period = json_integer_value(json_object_get(it, "period"));
-        json_int_t total = json_integer_value(json_object_get(it, "iterations"));
-        if (period <= 0 || total < 2 || r >= total)
-            continue; /* no loop, or all of it: the whole run */
-        j->stop[p] = (uint64_t)(start + r * period);
-        j->stops = 1;
-        j->loop[3 * p] = start;
-        j->loop[3 * p + 1] = period;
-        j->loop[3 * p + 2] = total;
-        j->iter_replayed = r;
-        j->iter_total = total;
-    }
-    json_decref(plan);
+    uint32_t n = ph_trace_nranks(j->t);
+    uint8_t *in = calloc(n, 1);
+    plan_loop *loops = calloc(n, sizeof *loops);
+    ph_err err;
+    int rc = in && loops ? CLI_OK : cli_error("replay", "out of memory");
+    if (rc == CLI_OK && ph_parse_ranks(j->o->ranks, n, in, &err) < 0)
+        rc = cli_usage_error("replay", "--ranks: %s", err.msg);
+    if (rc == CLI_OK)
+        rc = cli_plan_loops("replay", j->o->plan, n, in, j->o->ranks,
+                            j->o->have_iterations ? (int64_t)j->o->iterations : -1, loops,
+                            &j->iter_replayed, &j->iter_total);
+    for (uint32_t p = 0; rc == CLI_OK && p < j->nprocs; p++)
+        set_stop(j, p, &loops[j->ranks[p]]);
+    free(in);
+    free(loops);
     return rc;
 }
 
-/* A recording of the first k iterations only (meta.json "partial", see
- * doc/replay.md): its streams end early, the replay stops cleanly at their
- * end, and the result says how much of the run it covered. */
-static void recorded_iterations(job *j)
+/* A recording whose message log holds only the first R iterations (record
+ * --plan; meta.json "partial", doc/trace-format.md): each listed rank stops
+ * where its log does, or earlier with --plan; never later. */
+static int recorded_partial(job *j)
 {
-    const char *k = ph_trace_meta(j->t, "partial.iterations");
-    const char *n = ph_trace_meta(j->t, "partial.total_iterations");
-    if (k && n && atoll(k) >= 0 && atoll(n) >= atoll(k)) {
-        j->iter_replayed = atoll(k);
-        j->iter_total = atoll(n);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/meta.json", j->o->trace);
+    json_t *meta = json_load_file(path, 0, NULL);
+    json_t *partial = json_object_get(meta, "partial"), *e;
+    size_t i;
+    int rc = CLI_OK;
+    if (!json_is_object(partial)) {
+        json_decref(meta);
+        return CLI_OK;
     }
+    json_array_foreach(json_object_get(partial, "ranks"), i, e) {
+        json_int_t rank = json_integer_value(json_object_get(e, "rank"));
+        uint64_t until = (uint64_t)json_integer_value(json_object_get(e, "stop"));
+        for (uint32_t p = 0; rc == CLI_OK && p < j->nprocs; p++) {
+            if (j->ranks[p] != (uint32_t)rank)
+                continue;
+            if (j->o->plan && j->stop[p] > until)
+                rc = cli_error("replay", "%s: rank %u's message log ends at event %llu (%lld iterations); "
+                               "replay fewer with --iterations", j->o->trace, j->ranks[p],
+                               (unsigned long long)until,
+                               (long long)json_integer_value(json_object_get(partial, "iterations")));
+            else if (!j->o->plan)
+                set_stop(j, p, &(plan_loop){until, json_integer_value(json_object_get(e, "start")),
+                                            json_integer_value(json_object_get(e, "period")),
+                                            json_integer_value(json_object_get(e, "iterations"))});
+        }
+    }
+    if (rc == CLI_OK && !j->o->plan && j->stops) {
+        j->iter_replayed = json_integer_value(json_object_get(partial, "iterations"));
+        j->iter_total = json_integer_value(json_object_get(partial, "total_iterations"));
+    }
+    json_decref(meta);
+    return rc;
 }
 
 /* ---- directories ---------------------------------------------------------------------- */
@@ -725,8 +721,8 @@ static int run(int argc, char **argv)
         rc = list_ranks(&j);
     if (rc == CLI_OK && o.plan)
         rc = plan_stops(&j);
-    else if (rc == CLI_OK)
-        recorded_iterations(&j);
+    if (rc == CLI_OK)
+        rc = recorded_partial(&j);
     if (rc == CLI_OK && !(j.lib = cli_find_program("replay", "PHANTOM_REPLAY_PRELOAD",
                                                    "replay/.libs/libpmpi-replay.so",
                                                    PKGLIBDIR "/libpmpi-replay.so")))

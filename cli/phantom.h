@@ -63,6 +63,24 @@ int cli_end_warnings(int rc);
 /* "main lu.c:120", "libfoo.so+0x1234" or "?": where a call site is, for humans. */
 void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap);
 
+/* ---- partial replay (plan-loops.c) ---------------------------------------- */
+
+/* One rank's loop as a phantom cluster plan gives it, and the event where a
+ * partial replay of R iterations stops (UINT64_MAX: the whole run). */
+typedef struct plan_loop {
+    uint64_t stop;
+    int64_t start, period, iterations;
+} plan_loop;
+/* Reads the plan at path (groups.json of a run of nranks ranks) and fills
+ * loops[nranks]: ranks in `in` (a flag per rank, `spec` as the user wrote
+ * it) stop after R iterations of their group's loop, R = iterations if >= 0,
+ * else the replay_iterations of the plan's run of exactly these ranks.
+ * *replayed and *total: R and the loop's iterations, -1 if no rank stops
+ * early.  CLI_OK or CLI_ERR (reported). */
+int cli_plan_loops(const char *verb, const char *path, uint32_t nranks, const uint8_t *in,
+                   const char *spec, int64_t iterations, plan_loop *loops, int64_t *replayed,
+                   int64_t *total);
+
 /* ---- finish (cmd-finish.c), also run by record ---------------------------- */
 
 typedef struct finish_summary {
@@ -72,6 +90,9 @@ typedef struct finish_summary {
 } finish_summary;
 /* Builds the trace-level tables into dir/meta.json; CLI_OK or CLI_ERR (reported). */
 int finish_trace(const char *verb, const char *dir, finish_summary *sum);
+/* The same, adding the keys of extra (a JSON object, or NULL) to meta.json. */
+struct json_t;
+int finish_trace_with(const char *verb, const char *dir, struct json_t *extra, finish_summary *sum);
 
 /* ---- symbolisation (symbolize.c) ----------------------------------------- */
 

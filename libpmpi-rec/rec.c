@@ -564,6 +564,8 @@ void ph_post(ph_call *c)
         reqview v;
         resolve_requests(c, info, &v);
         encode_event(c, t_exit, &v);
+        if (rec.next_index > rec.log_until)
+            rec.logging = 0; /* the event at log_until and after: a partial replay stops there */
         if (rec.active)
             after_event(c, &v);
         if (rec.active && rec.flush_secs > 0 &&

@@ -69,6 +69,7 @@ typedef struct rec_state {
     char dir[4096];
     ph_stream *evt, *log;
     int logging;   /* this rank writes a message log */
+    uint64_t log_until; /* ... for events before this one (PHANTOM_LOG_UNTIL) */
     uint8_t *log_set; /* subgroup: world ranks whose logs cover only incoming traffic */
     int depth;
     double flush_secs;

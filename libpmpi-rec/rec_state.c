@@ -602,6 +602,25 @@ static ph_stream *open_stream(const char *ext, const char *magic, size_t block, 
     return s;
 }
 
+/* PHANTOM_LOG_UNTIL names a file of "RANK EVENT" lines (phantom record
+ * --plan): this rank logs what events before EVENT receive, the first
+ * iterations a partial replay needs, and nothing after. */
+static uint64_t log_until(void)
+{
+    const char *path = getenv("PHANTOM_LOG_UNTIL");
+    FILE *f = path && *path ? fopen(path, "r") : NULL;
+    unsigned long long r, e, until = UINT64_MAX;
+    while (f && fscanf(f, "%llu %llu", &r, &e) == 2)
+        if (r == (unsigned long long)rec.rank)
+            until = e;
+    if (f)
+        fclose(f);
+    else if (path && *path)
+        fprintf(stderr, "phantom: rank %d: PHANTOM_LOG_UNTIL=%s: %s; logging the whole run\n", rec.rank,
+                path, strerror(errno));
+    return until;
+}
+
 void rec_init(ph_call *c)
 {
     if (rec.active || rec.evt)
@@ -646,6 +665,7 @@ void rec_init(ph_call *c)
         }
         rec.logging = rec.log_set[rec.rank];
     }
+    rec.log_until = rec.logging ? log_until() : UINT64_MAX;
     if (mkdir_p(rec.dir) != 0) {
         rec_fail("cannot create trace directory %s: %s", rec.dir, strerror(errno));
         return;

@@ -59,6 +59,44 @@ grep -Eq '^ +1 +257/512 ' "$WORK/rep" || { cat "$WORK/rep"; fail "--iterations 5
   fail "replaying rank 1 into a result that has it"
 grep -q "rank 1 was replayed already" "$WORK/rep" || fail "no message for a rank replayed twice: $(cat "$WORK/rep")"
 
+# record --plan: a subgroup log of the first 3 iterations only (the events
+# stay whole); the replay of that subgroup stops where the log does, without
+# --plan, and says it covered 3 of the loop's iterations.
+first=$(echo "$runs" | cut -d' ' -f1)
+"$PHANTOM" record --log-ranks "$first" --plan "$WORK/plan.json" --iterations 3 -o "$WORK/p3.trace" \
+  -- mpirun --oversubscribe -np 4 "$prog" 256 100 > "$WORK/rec" 2>&1 || { cat "$WORK/rec"; fail "record --plan"; }
+[ ! -e "$WORK/p3.trace/.log-until" ] || fail "record --plan left its .log-until file"
+"$PHANTOM" replay "$WORK/p3.trace" --ranks "$first" --name p3 -- "$prog" 256 100 > "$WORK/rep" 2>&1 ||
+  { cat "$WORK/rep"; fail "replay of a recording with a partial log"; }
+python3 - "$WORK/p3.trace" "$WORK/plan.json" "$T" <<'PY' || fail "the replay of a partial log did not stop where the log does"
+import json, os, sys
+trace, plan, full = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3]
+meta = json.load(open(trace + '/meta.json'))
+part = meta['partial']
+if (part['iterations'], part['log_only']) != (3, True): sys.exit(f'meta.json partial: {part}')
+res = json.load(open(trace + '/replay/p3/meta.json'))['replay']['replays'][0]
+for pr in res['per_rank']:
+    it = plan['groups'][plan['rank_group'][pr['rank']]]['iterations']
+    stop = it['start'] + 3 * it['period']
+    if pr['events'] != stop + 1 or pr['end'] != 'partial' or pr['recorded_events'] != 512:
+        sys.exit(f"rank {pr['rank']}: {pr['events']} events ({pr['end']}), expected {stop + 1} (partial)")
+    if {'rank': pr['rank'], 'stop': stop, 'start': it['start'], 'period': it['period'],
+        'iterations': it['iterations']} not in part['ranks']:
+        sys.exit(f"rank {pr['rank']}: not in meta.json partial.ranks {part['ranks']}")
+if res['iterations'] != {'replayed': 3, 'total': part['total_iterations']}:
+    sys.exit(f"iterations {res['iterations']}")
+# 3 of 100 iterations logged: far less than the whole run's log of the same rank
+r = res['per_rank'][-1]['rank']
+small, whole = (os.path.getsize(f'{d}/rank-{r:06d}.log') for d in (trace, full))
+if small * 4 > whole: sys.exit(f'rank {r}: the partial log is {small} bytes, the whole one {whole}')
+PY
+"$PHANTOM" replay "$WORK/p3.trace" --ranks "$first" --plan "$WORK/plan.json" --iterations 5 --name p5 \
+  -- "$prog" 256 100 > "$WORK/rep" 2>&1 && fail "replayed 5 iterations from a log of 3"
+grep -q "message log ends at event" "$WORK/rep" || fail "unclear error for a log too short: $(cat "$WORK/rep")"
+"$PHANTOM" record --plan "$WORK/plan.json" -o "$WORK/x.trace" -- true > /dev/null 2> "$WORK/err" &&
+  fail "record --plan without --log"
+grep -q -- "--plan needs --log" "$WORK/err" || fail "unclear error: $(cat "$WORK/err")"
+
 # A recording cut short (rank 2's stream after its third frame) replays to its end.
 PHANTOM_BLOCK_KB=1 "$PHANTOM" record --log -o "$WORK/cut.trace" -- mpirun --oversubscribe -np 4 "$prog" 64 100 \
   > "$WORK/rec" 2>&1 || fail "recording with 1 KiB blocks"
@@ -78,4 +116,4 @@ n=$("$PHANTOM" dump "$WORK/cut.trace" --rank 2 --json 2>/dev/null | grep -c '"op
 "$PHANTOM" replay "$WORK/cut.trace" --ranks 2 --isolated --name cut -- "$prog" 64 100 > "$WORK/rep" 2>&1 ||
   { cat "$WORK/rep"; fail "replay of a recording cut short"; }
 grep -Eq "^ +2 +$n/$n .*end of recording" "$WORK/rep" || { cat "$WORK/rep"; fail "the cut replay did not end with the recording ($n events)"; }
-echo "replay-partial: plan runs ($runs) stop after their iterations; a cut recording replays to its end"
+echo "replay-partial: plan runs ($runs) stop after their iterations; a log of 3 iterations replays 3; a cut recording replays to its end"
