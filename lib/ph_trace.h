@@ -235,6 +235,8 @@ uint32_t ph_writer_comm(ph_writer *w, uint32_t size, const int32_t *members, uin
 uint32_t ph_writer_site(ph_writer *w, const char *function, const char *file, int line);
 ph_rank_writer *ph_writer_rank(ph_writer *w, uint32_t rank, uint64_t t0, ph_err *err);
 int ph_rank_write(ph_rank_writer *r, const ph_event *ev, ph_err *err);
+/* A note for readers of a stream that ends without END (why it ends there). */
+int ph_rank_writer_note(ph_rank_writer *r, const char *note, ph_err *err);
 /* complete: end the stream with END, as after MPI_Finalize */
 int ph_rank_writer_close(ph_rank_writer *r, int complete, ph_err *err);
 /* Writes meta.json with the tables; frees w (close every rank writer first). */

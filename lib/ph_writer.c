@@ -420,6 +420,22 @@ int ph_rank_write(ph_rank_writer *r, const ph_event *ev, ph_err *err)
     return 0;
 }
 
+int ph_rank_writer_note(ph_rank_writer *r, const char *note, ph_err *err)
+{
+    size_t len = strlen(note);
+    uint8_t *rec = malloc(len + 16), *p = rec;
+    if (!rec) {
+        ph_err_set(err, "out of memory");
+        return -1;
+    }
+    *p++ = PH_REC_NOTE;
+    p = ph_put_uv(p, len);
+    memcpy(p, note, len);
+    int rc = put_record(r, rec, (size_t)(p + len - rec), err);
+    free(rec);
+    return rc;
+}
+
 int ph_rank_writer_close(ph_rank_writer *r, int complete, ph_err *err)
 {
     if (!r)

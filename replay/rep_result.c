@@ -257,6 +257,11 @@ int rep_result_rank(ph_trace *t, uint32_t rank, char *const *run_dirs, int nruns
         rc = !wm || (min && !wn) ? -1 : copy_events(t, &cb, wm, wn, res, err);
     }
     int complete = rc == 0 && res->end == REP_END_FINALIZE;
+    const char *why = res->end == REP_END_PARTIAL ? "a partial replay: it stops after the iterations planned"
+                    : res->end == REP_END_RECORDING ? "the recording it replays ends here"
+                    : NULL;
+    if (rc == 0 && why && (ph_rank_writer_note(wm, why, err) < 0 || (wn && ph_rank_writer_note(wn, why, err) < 0)))
+        rc = -1;
     ph_err e2;
     if (wm && ph_rank_writer_close(wm, complete, rc ? &e2 : err) < 0)
         rc = -1;

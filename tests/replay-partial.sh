@@ -58,6 +58,50 @@ grep -Eq '^ +1 +257/512 ' "$WORK/rep" || { cat "$WORK/rep"; fail "--iterations 5
 ! "$PHANTOM" replay "$T" --ranks 1 --isolated --name five -- "$prog" 256 100 > "$WORK/rep" 2>&1 ||
   fail "replaying rank 1 into a result that has it"
 grep -q "rank 1 was replayed already" "$WORK/rep" || fail "no message for a rank replayed twice: $(cat "$WORK/rep")"
+# The other ranks' first 5 iterations join rank 1's in "five", and the
+# prediction scales them up to the whole run (PHANTOM Section 5.4.2), as
+# doc/replay.md §4 says, restated here: units the replay measured as they
+# are; the rest of the loop repeats the replayed iterations; units after the
+# loop are the host's, times the replayed/recorded ratio of the part replayed.
+"$PHANTOM" replay "$T" --ranks 0,2-3 --isolated --plan "$WORK/plan.json" --iterations 5 --name five \
+  -- "$prog" 256 100 > "$WORK/rep" 2>&1 || { cat "$WORK/rep"; fail "--iterations 5 of ranks 0,2-3"; }
+"$PHANTOM" predict "$T" --platform "$top_srcdir/platforms/shm-2core-local.conf" --comp five --json \
+  > "$WORK/p.json" || fail "phantom predict --comp five"
+"$PHANTOM" dump "$T" --json > "$WORK/host.jsonl" &&
+  "$PHANTOM" dump "$T/replay/five" --json > "$WORK/rep.jsonl" 2> "$WORK/dump.err" || fail "phantom dump"
+# a partial replay's streams end early, and say why
+[ "$(grep -c 'no end record (a partial replay: it stops after the iterations planned)' "$WORK/dump.err")" = 4 ] ||
+  fail "dump of a partial replay: $(cat "$WORK/dump.err")"
+python3 - "$WORK/p.json" "$WORK/host.jsonl" "$WORK/rep.jsonl" "$T/replay/five/meta.json" <<'PY' ||
+import json, sys
+pred, host_f, rep_f, meta = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], json.load(open(sys.argv[4]))
+def units(path):
+    ev = {}
+    for l in open(path):
+        e = json.loads(l)
+        if 'op' in e: ev.setdefault(e['rank'], []).append(e)
+    return {r: [0] + [max(0, b['t_entry'] - a['t_exit']) for a, b in zip(es, es[1:])] for r, es in ev.items()}
+host, rep = units(host_f), units(rep_f)
+per = {r['rank']: r for one in meta['replay']['replays'] for r in one['per_rank']}
+for pr in pred['ranks']:
+    r = pr['rank']
+    m, got, loop = per[r], rep[r], per[r]['loop']
+    ratio = m['computation_ns'] / m['recorded_computation_ns']
+    total = 0
+    for k, h in enumerate(host[r]):
+        if k < len(got):
+            u = got[k]
+        elif loop and loop['start'] < k <= loop['start'] + loop['iterations'] * loop['period'] and \
+                loop['start'] + 1 + (k - loop['start'] - 1) % (loop['iterations_replayed'] * loop['period']) < len(got):
+            u = got[loop['start'] + 1 + (k - loop['start'] - 1) % (loop['iterations_replayed'] * loop['period'])]
+        else:
+            u = round(h * ratio)
+        total += u
+    if abs(pr['comp_ps'] - total * 1000) > len(host[r]) * 1000:
+        sys.exit(f"rank {r}: predicted computation {pr['comp_ps']} ps, the model says {total * 1000}")
+    print(f"rank {r}: {len(got)} of {len(host[r])} units replayed, whole run {total / 1e6:.2f} ms")
+PY
+  fail "predict --comp five does not scale the partial replay up as documented"
 
 # record --plan: a subgroup log of the first 3 iterations only (the events
 # stay whole); the replay of that subgroup stops where the log does, without
