@@ -3,7 +3,9 @@
 ! Send/Recv ring, Isend/Irecv + Waitall, Waitany (1-based index, looped until
 ! MPI_UNDEFINED), a receive with MPI_STATUS_IGNORE, Allreduce with
 ! MPI_IN_PLACE, Bcast, Comm_split with traffic on the new communicator, and
-! Sendrecv.  fortran08.f90 is the same program with "use mpi_f08".
+! Sendrecv, then local group and topology calls on the new communicator
+! (Topo_test, Group_compare, Group_range_excl).  fortran08.f90 is the same
+! program with "use mpi_f08".
 ! The oracle module (oracle_f.f90, included here so that one compiler
 ! command builds the program) names every call by its C name.
 include 'oracle_f.f90'
@@ -18,6 +20,7 @@ program fortran_mpi
     integer, asynchronous :: rbuf(n), sb2(n, 4), rb2(n, 4)
     integer :: st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4)
     integer :: reqs(4), pre(4), labels(4), kinds(4), next_label = 1
+    integer :: gsub, gworld, gmembers, gless
     integer, allocatable :: members(:)
     character(len=:), allocatable :: line, slabel
     character(len=18) :: pay1, pay2
@@ -149,6 +152,22 @@ program fortran_mpi
     call pat_fill(sbuf, n, me, 9)
     call sendrecv(sbuf, right, rbuf, left, 41, MPI_COMM_WORLD, 'world', [(i, i=0, np - 1)])
     call pat_check(rbuf, n, left, 9, 'sendrecv')
+
+    ! 9. Local calls on it, which a replay answers from the recorded run.
+    call MPI_Topo_test(sub, i, ierr)
+    if (i /= MPI_UNDEFINED) call o_fail('Topo_test of a split communicator')
+    call MPI_Comm_group(sub, gsub, ierr)
+    call MPI_Comm_group(MPI_COMM_WORLD, gworld, ierr)
+    call MPI_Group_incl(gworld, size(members), members, gmembers, ierr)
+    call MPI_Group_compare(gsub, gmembers, i, ierr)
+    if (i /= MPI_IDENT) call o_fail('Group_compare of the split group and its members')
+    call MPI_Group_range_excl(gworld, 1, reshape([0, np - 1, 2], [3, 1]), gless, ierr)
+    call MPI_Group_size(gless, i, ierr)
+    if (i /= np / 2) call o_fail('Group_range_excl of the even ranks')
+    call MPI_Group_free(gless, ierr)
+    call MPI_Group_free(gmembers, ierr)
+    call MPI_Group_free(gworld, ierr)
+    call MPI_Group_free(gsub, ierr)
 
     call o_line(op('MPI_Comm_free')//js('comm', slabel)//'}')
     call MPI_Comm_free(sub, ierr)

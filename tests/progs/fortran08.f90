@@ -16,6 +16,7 @@ program fortran_mpi_f08
     integer, parameter :: n = 100, recv_kind = 1, send_kind = 2
     integer :: me, np, left, right, i, idx, color, sme, snp, total
     type(MPI_Comm) :: sub
+    type(MPI_Group) :: gsub, gworld, gmembers, gless
     integer :: sbuf(n), v(10), b(50)
     integer, asynchronous :: rbuf(n), sb2(n, 4), rb2(n, 4)
     type(MPI_Status) :: st, sts(4)
@@ -152,6 +153,22 @@ program fortran_mpi_f08
     call pat_fill(sbuf, n, me, 9)
     call sendrecv(sbuf, right, rbuf, left, 41, MPI_COMM_WORLD, 'world', [(i, i=0, np - 1)])
     call pat_check(rbuf, n, left, 9, 'sendrecv')
+
+    ! 9. Local calls on it, which a replay answers from the recorded run.
+    call MPI_Topo_test(sub, i)
+    if (i /= MPI_UNDEFINED) call o_fail('Topo_test of a split communicator')
+    call MPI_Comm_group(sub, gsub)
+    call MPI_Comm_group(MPI_COMM_WORLD, gworld)
+    call MPI_Group_incl(gworld, size(members), members, gmembers)
+    call MPI_Group_compare(gsub, gmembers, i)
+    if (i /= MPI_IDENT) call o_fail('Group_compare of the split group and its members')
+    call MPI_Group_range_excl(gworld, 1, reshape([0, np - 1, 2], [3, 1]), gless)
+    call MPI_Group_size(gless, i)
+    if (i /= np / 2) call o_fail('Group_range_excl of the even ranks')
+    call MPI_Group_free(gless)
+    call MPI_Group_free(gmembers)
+    call MPI_Group_free(gworld)
+    call MPI_Group_free(gsub)
 
     call o_line(op('MPI_Comm_free')//js('comm', slabel)//'}')
     call MPI_Comm_free(sub)
