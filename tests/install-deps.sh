@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config python3 gfortran
 openmpi-bin libopenmpi-dev libzstd-dev zstd libunwind-dev libjansson-dev libdw-dev
-lammps lammps-examples hpcc"
+lammps lammps-examples hpcc libsimgrid-dev"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,0 +1,344 @@
+#!/bin/sh
+# phantom export --format simgrid: synthetic traces (simmpi/synth, exact
+# computation gaps) written as SimGrid time-independent traces, checked action
+# by action against what each kind does: peers, tags (renumbered per
+# channel), sizes, flops for the known gaps (1 Gflop/s: flops = ns), waits,
+# collectives (native on MPI_COMM_WORLD, decomposed on sub-communicators and
+# for Scan), the approximations reported on stderr, the platform XML and the
+# hostfile; bad input.  Then, where smpirun is installed (libsimgrid-dev),
+# SimGrid replays exports and its simulated times are checked: the p2p trace
+# to 1% of the LogGP end-to-end time, a stencil at least its computation.
+# Platform of tests/simmpi-lib.sh: o_s=1000 o_r=2000 L=5000 ns, G=1 ns/B,
+# eager 1024, o_poll 100 ns, 1 core per node.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/simmpi-lib.sh"
+plat
+W=$(cd "$WORK" && pwd -P)
+T2=134217728 # 1 << 27: the second message on a channel
+
+# ex NAME [options]: export $W/NAME to $W/NAME.tit; stdout and stderr kept.
+ex() {
+  n=$1; shift
+  $PHANTOM export "$W/$n" --format simgrid -o "$W/$n.tit" "$@" > "$W/$n.out" 2> "$W/$n.err" ||
+    fail "export $n: $(cat "$W/$n.err")"
+}
+# acts NAME RANK <<EOF: the rank's actions (comments left out) are exactly these lines.
+acts() {
+  grep -v '^#' "$W/$1.tit.d/rank-$2.txt" > "$W/got" || true
+  cat > "$W/want"
+  diff -u "$W/want" "$W/got" > "$W/diff" || { cat "$W/diff" >&2; fail "$1 rank $2: actions differ (above)"; }
+}
+# quiet NAME: nothing was approximated.  approx NAME N WHAT: this line on stderr.
+quiet() { [ ! -s "$W/$1.err" ] || fail "$1: unexpected stderr: $(cat "$W/$1.err")"; }
+approx() {
+  grep -q "^phantom export: approximated: $2 calls\{0,1\}: $3" "$W/$1.err" ||
+    fail "$1: no '$2 calls: $3' on stderr: $(cat "$W/$1.err")"
+}
+
+# ---- point to point ----------------------------------------------------------------------------
+"$SYNTH" p2p "$W/p2p" --bytes 1000 --comp0 5000 --comp1 100
+ex p2p --platform "$W/plat.conf"
+acts p2p 0 <<EOF
+0 init
+0 compute 5000
+0 send 1 7 1000
+0 finalize
+EOF
+acts p2p 1 <<EOF
+1 init
+1 compute 100
+1 recv 0 7 1000
+1 finalize
+EOF
+quiet p2p
+printf '%s\n' "$W/p2p.tit.d/rank-0.txt" "$W/p2p.tit.d/rank-1.txt" | cmp -s - "$W/p2p.tit" ||
+  fail "index file: $(cat "$W/p2p.tit")"
+grep -qx "replay it with: smpirun -np 2 -platform $W/p2p.tit.xml -hostfile $W/p2p.tit.hosts -replay $W/p2p.tit" \
+  "$W/p2p.out" || fail "no smpirun command: $(cat "$W/p2p.out")"
+grep -q "^wrote $W/p2p.tit: 2 ranks, 8 actions" "$W/p2p.out" || fail "summary: $(cat "$W/p2p.out")"
+
+# A ring twice around: the second message on each channel gets 1 << 27 added.
+"$SYNTH" ring "$W/ring" --ranks 4 --bytes 100 --iters 2 --comp 1000
+ex ring
+acts ring 0 <<EOF
+0 init
+0 compute 1000
+0 send 1 3 100
+0 recv 3 3 100
+0 compute 1000
+0 send 1 $((T2 + 3)) 100
+0 recv 3 $((T2 + 3)) 100
+0 finalize
+EOF
+acts ring 2 <<EOF
+2 init
+2 recv 1 3 100
+2 compute 1000
+2 send 3 3 100
+2 recv 1 $((T2 + 3)) 100
+2 compute 1000
+2 send 3 $((T2 + 3)) 100
+2 finalize
+EOF
+quiet ring
+
+# 3-D stencil on 2x2x2 ranks: both neighbours in a dimension are one rank,
+# told apart by the tags; one waitall for the 12 requests (all pending).
+"$SYNTH" stencil "$W/st" --dims 2,2,2 --bytes 4096 --iters 2 --comp 10000
+ex st
+iter() { # SEQ: rank 0's iteration
+  s=$(($1 * T2))
+  echo "0 compute 10000"
+  # shellcheck disable=SC2086 # "peer tag" pairs
+  for p in "1 1" "1 0" "2 3" "2 2" "4 5" "4 4"; do set -- $p; echo "0 irecv $1 $((s + $2)) 4096"; done
+  # shellcheck disable=SC2086
+  for p in "1 0" "1 1" "2 2" "2 3" "4 4" "4 5"; do set -- $p; echo "0 isend $1 $((s + $2)) 4096"; done
+  echo "0 waitall"
+  echo "0 allreduce 8 0"
+}
+{ echo "0 init"; iter 0; iter 1; echo "0 finalize"; } | acts st 0
+quiet st
+
+# Nonblocking p2p with overlap: waits name the request by (source, destination, tag).
+"$SYNTH" p2p "$W/nb" --nonblocking --bytes 20000 --comp0 100 --comp1 200 --overlap 3000
+ex nb
+acts nb 0 <<EOF
+0 init
+0 compute 100
+0 isend 1 7 20000
+0 compute 3000
+0 wait 0 1 7
+0 finalize
+EOF
+acts nb 1 <<EOF
+1 init
+1 compute 200
+1 irecv 0 7 20000
+1 compute 3000
+1 wait 0 1 7
+1 finalize
+EOF
+
+# ANY_SOURCE: the Irecvs take the sources their Waitany completions recorded.
+"$SYNTH" wildcard "$W/wc" --ranks 4 --bytes 10 --comp 10000
+ex wc
+acts wc 0 <<EOF
+0 init
+0 irecv 3 5 10
+0 irecv 2 5 10
+0 irecv 1 5 10
+0 wait 3 0 5
+0 wait 2 0 5
+0 wait 1 0 5
+0 finalize
+EOF
+acts wc 2 <<EOF
+2 init
+2 compute 20000
+2 send 0 5 10
+2 finalize
+EOF
+quiet wc
+
+# Tests that find nothing cost o_poll (100 ns) of computation; the one that
+# completes the receive is its wait.
+"$SYNTH" poll "$W/poll" --bytes 10 --comp 100 --comp0 5000
+ex poll --platform "$W/plat.conf"
+acts poll 1 <<EOF
+1 init
+1 irecv 0 9 10
+1 compute 700
+1 wait 0 1 9
+1 finalize
+EOF
+
+# Persistent requests: each Start posts a message of its own.
+"$SYNTH" persistent "$W/ps" --bytes 10 --iters 3 --comp 1000
+ex ps
+acts ps 0 <<EOF
+0 init
+0 compute 1000
+0 isend 1 4 10
+0 wait 0 1 4
+0 compute 1000
+0 isend 1 $((T2 + 4)) 10
+0 wait 0 1 $((T2 + 4))
+0 compute 1000
+0 isend 1 $((2 * T2 + 4)) 10
+0 wait 0 1 $((2 * T2 + 4))
+0 finalize
+EOF
+quiet ps
+
+"$SYNTH" sendrecv "$W/sr" --bytes 101 --comp 300
+ex sr
+acts sr 1 <<EOF
+1 init
+1 compute 300
+1 irecv 0 8 101
+1 isend 0 8 101
+1 waitall
+1 finalize
+EOF
+
+"$SYNTH" procnull "$W/pn" --comp 777
+ex pn
+acts pn 0 <<EOF
+0 init
+0 compute 777
+0 finalize
+EOF
+
+# Approximated, and said so: a probe (its o_poll kept), a synchronous send.
+"$SYNTH" probe "$W/pr" --bytes 10 --comp0 3000
+ex pr --platform "$W/plat.conf"
+acts pr 1 <<EOF
+1 init
+1 compute 100
+1 recv 0 6 10
+1 finalize
+EOF
+approx pr 1 "probes (Probe, Iprobe, Improbe) dropped"
+"$SYNTH" p2p "$W/ss" --bytes 10 --sendop ssend
+ex ss
+acts ss 0 <<EOF
+0 init
+0 send 1 7 10
+0 finalize
+EOF
+approx ss 1 "synchronous sends"
+
+# ---- collectives ------------------------------------------------------------------------------
+for c in "barrier:barrier" "bcast:bcast 64 1" "reduce:reduce 64 0 1" "allreduce:allreduce 64 0" \
+         "allgather:allgather 64 64" "alltoall:alltoall 64 64" "gather:gather 64 64 1" \
+         "scatter:scatter 64 64 1"; do
+  op=${c%%:*} line=${c#*:}
+  "$SYNTH" coll "$W/c-$op" --ranks 4 --op "$op" --bytes 64 --esize 8 --root 1 --comp 2000
+  ex "c-$op"
+  for r in 0 1 3; do printf '%s init\n%s compute 2000\n%s %s\n%s finalize\n' $r $r $r "$line" $r | acts "c-$op" $r; done
+  quiet "c-$op"
+done
+
+# Scan has no action: the chain 0 -> 1 -> 2 -> 3, messages in the collective
+# tag slot of MPI_COMM_WORLD (1024 << 16).
+"$SYNTH" coll "$W/scan" --ranks 4 --op scan --bytes 64 --esize 8 --comp 2000
+ex scan
+S=$((1024 << 16))
+acts scan 1 <<EOF
+1 init
+1 compute 2000
+1 irecv 0 $S 64
+1 wait 0 1 $S
+1 isend 2 $S 64
+1 wait 1 2 $S
+1 finalize
+EOF
+approx scan 4 "collectives on sub-communicators, Scan and Exscan"
+
+# A nonblocking collective runs where its Wait completed it.
+"$SYNTH" icoll "$W/ic" --ranks 2 --bytes 8 --esize 8 --overlap 50000
+ex ic
+acts ic 0 <<EOF
+0 init
+0 compute 50000
+0 allreduce 8 0
+0 finalize
+EOF
+approx ic 2 "nonblocking collectives"
+
+# Comm_split: its agreement on MPI_COMM_WORLD (allgather, allreduce of 8 B);
+# the Allreduce on each half becomes its recursive-doubling exchange, in the
+# tag slot of the half (1024 + communicator id).
+"$SYNTH" subcomm "$W/sub" --ranks 4 --bytes 64 --esize 8 --comp 300
+ex sub
+for r in 0 1; do
+  p=$((r + 2)) t=$(((1025 + r) << 16))
+  acts sub $r <<EOF
+$r init
+$r allgather 8 8
+$r allreduce 8 0
+$r compute 300
+$r irecv $p $t 64
+$r isend $p $t 64
+$r waitall
+$r barrier
+$r finalize
+EOF
+done
+approx sub 4 "collectives on sub-communicators"
+
+# ---- the platform ------------------------------------------------------------------------------
+python3 - "$W/p2p.tit.xml" <<'PY' || fail "p2p.tit.xml (above)"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cfg = {p.get("id"): p.get("value") for p in root.find("config")}
+want = {"smpi/os": "0:1e-06:0", "smpi/ois": "0:1e-06:0", "smpi/or": "0:2e-06:0",
+        "smpi/send-is-detached-thresh": "1025", "smpi/test": "1e-07", "smpi/bw-factor": "0:1",
+        "smpi/lat-factor": "0:1", "network/crosstraffic": "0"}
+for k, v in want.items():
+    assert cfg.get(k) == v, (k, cfg.get(k), v)
+c = root.find("cluster").attrib
+got = {k: c[k] for k in ("radical", "core", "speed", "bw", "lat", "loopback_bw", "loopback_lat")}
+assert got == {"radical": "0-1", "core": "1", "speed": "1Gf", "bw": "1e+09Bps", "lat": "2.5e-06s",
+               "loopback_bw": "1e+09Bps", "loopback_lat": "5e-06s"}, got
+PY
+printf 'node-0\nnode-1\n' | cmp -s - "$W/p2p.tit.hosts" || fail "hostfile: $(cat "$W/p2p.tit.hosts")"
+ex st --platform "$W/plat.conf" --ppn 4
+printf 'node-0\nnode-0\nnode-0\nnode-0\nnode-1\nnode-1\nnode-1\nnode-1\n' | cmp -s - "$W/st.tit.hosts" ||
+  fail "hostfile with --ppn 4: $(cat "$W/st.tit.hosts")"
+grep -q 'radical="0-1" speed="1Gf" core="4"' "$W/st.tit.xml" || fail "--ppn 4: $(grep cluster "$W/st.tit.xml")"
+
+# ---- bad input: one line, exit 1 for data, 2 for usage ------------------------------------------
+# bad CODE PATTERN ARGS...
+bad() {
+  code=$1 pat=$2; shift 2
+  rc=0
+  $PHANTOM export "$@" > "$W/bad.out" 2> "$W/bad.err" || rc=$?
+  [ $rc = "$code" ] || fail "export $*: exit $rc, expected $code: $(cat "$W/bad.err")"
+  head -1 "$W/bad.err" | grep -q "^phantom export: .*$pat" || fail "export $*: no '$pat': $(cat "$W/bad.err")"
+  [ "$code" = 2 ] || [ "$(wc -l < "$W/bad.err")" = 1 ] || fail "export $*: more than one line: $(cat "$W/bad.err")"
+}
+bad 1 "$W/none: not a trace directory" "$W/none" --format simgrid -o "$W/none.tit"
+cp -r "$W/st" "$W/corrupt"
+size=$(wc -c < "$W/corrupt/rank-000001.evt")
+printf '\377\377\377\377' | dd of="$W/corrupt/rank-000001.evt" bs=1 seek=$((size / 2 + 16)) conv=notrunc 2>/dev/null
+bad 1 "rank-000001.evt: offset" "$W/corrupt" --format simgrid -o "$W/corrupt.tit"
+bad 2 "--format: 'otf2' is not a format" "$W/p2p" --format otf2 -o "$W/x.tit"
+bad 2 "no format given" "$W/p2p" -o "$W/x.tit"
+bad 2 "no output given" "$W/p2p" --format simgrid
+bad 1 "$W/no/such/dir/x.tit.d: cannot create the directory" "$W/p2p" --format simgrid -o "$W/no/such/dir/x.tit"
+bad 1 "$W/none.conf" "$W/p2p" --format simgrid -o "$W/x.tit" --platform "$W/none.conf"
+
+# ---- SimGrid replays them ----------------------------------------------------------------------
+if ! command -v smpirun > /dev/null 2>&1; then
+  echo "smpirun is not installed (libsimgrid-dev): the exports were not replayed"
+  exit 0
+fi
+# sg NAME NRANKS: replays NAME.tit on its platform, prints the simulated seconds.
+sg() {
+  (cd "$W" && timeout 300 smpirun -no-privatize -np "$2" -platform "$W/$1.tit.xml" -hostfile "$W/$1.tit.hosts" \
+     -replay "$W/$1.tit" --log=root.thres:warning --log=smpi_utils.thres:info) > "$W/$1.sg" 2>&1 ||
+    fail "smpirun -replay $1: $(tail -5 "$W/$1.sg")"
+  t=$(sed -n 's/.*Simulated time: \([0-9.e+-]*\) seconds.*/\1/p' "$W/$1.sg")
+  [ -n "$t" ] || fail "smpirun -replay $1 printed no simulated time: $(tail -5 "$W/$1.sg")"
+  echo "$t"
+}
+# p2p: 5 us of computation, then K = 1000 B eager: SimGrid's o_s + L + K/B + o_r
+# is LogGP's o_s + L + G(K-1) + o_r, to 1%.
+t=$(sg p2p 2)
+python3 -c "import sys; t = float(sys.argv[1]); sys.exit(not (t >= 5e-6 and abs(t - 13.999e-6) <= 0.01 * 13.999e-6))" "$t" ||
+  fail "p2p: SimGrid simulated $t s, expected 14.0 us (5 us computation + 9 us message)"
+echo "SimGrid replayed p2p in $t s"
+# The stencil (2 x 10 us computation a rank), with its Waitall and Allreduce,
+# agrees with phantom predict to 25%.
+t=$(sg st 8)
+$PREDICT "$W/st" --platform "$W/plat.conf" --ppn 4 --json > "$W/p.json"
+p=$(q "d['predicted_s']")
+python3 -c "import sys; t, p = map(float, sys.argv[1:]); sys.exit(not (t >= 20e-6 and abs(t - p) <= 0.25 * p))" "$t" "$p" ||
+  fail "stencil: SimGrid simulated $t s, phantom predict $p s"
+echo "SimGrid replayed the stencil in $t s (phantom predict: $p s)"
+for n in wc sub scan ps sr; do
+  ex $n --platform "$W/plat.conf"
+  sg "$n" "$(wc -l < "$W/$n.tit.hosts")" > /dev/null
+done
+echo "SimGrid replayed the wildcard, sub-communicator, scan, persistent and sendrecv exports"
