@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,10 +51,12 @@ static const char usage[] =
     "                      with one node number per rank\n"
     "  --what-if comp=X    multiply every computation unit by X (e.g. 0.5)\n"
     "  --what-if net=Y     multiply every network cost (o_s, o_r, L, o', G) by Y\n"
-    "  --threads N         threads, N - 1 of them decoding traces ahead (default 1;\n"
-    "                      the prediction is the same for any number)\n"
+    "  --threads N         threads, N - 1 of them decoding traces ahead (default:\n"
+    "                      all online cores; the prediction is the same for any N)\n"
     "  --top N             call sites to show (default 10)\n"
     "  --json              one JSON document instead of tables\n"
+    "  --no-progress       no progress bar (shown on a terminal's stderr when the\n"
+    "                      simulation takes more than a second)\n"
     "  -h, --help          show this help\n"
     "\n"
     "Exit status: 0, or 1 when the trace cannot be simulated (a deadlock\n"
@@ -63,7 +66,7 @@ typedef struct popts {
     const char *trace, *platform, *comp, *map, *groups;
     uint32_t ppn, threads, top;
     double comp_scale, net_scale;
-    int json;
+    int json, no_progress;
 } popts;
 
 /* ---- options ------------------------------------------------------------------------ */
@@ -96,7 +99,7 @@ static int parse_args(int argc, char **argv, popts *o)
         {"map", required_argument, NULL, 'm'},      {"what-if", required_argument, NULL, 'w'},
         {"threads", required_argument, NULL, 't'},  {"top", required_argument, NULL, 'T'},
         {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+        {"no-progress", no_argument, NULL, 'P'},    {NULL, 0, NULL, 0}};
     for (int c; (c = cli_getopt("predict", argc, argv, ":h", longopts)) != -1;) {
         switch (c) {
         case 'h': return cli_help(&cmd_predict) == CLI_OK ? -2 : CLI_ERR;
@@ -109,6 +112,7 @@ static int parse_args(int argc, char **argv, popts *o)
                 return CLI_USAGE;
             break;
         case 'j': o->json = 1; break;
+        case 'P': o->no_progress = 1; break;
         case 'n':
         case 't':
         case 'T': {
@@ -186,9 +190,13 @@ static int build_map(const popts *o, uint32_t n, uint32_t ppn, uint32_t **out)
 
 /* ---- progress on a terminal ---------------------------------------------------------------- */
 
+/* A one-line bar on stderr, redrawn in place at most 4 times a second once
+ * the simulation has run for a second, and erased at the end.  The
+ * percentage appears when the source has counted the trace's events. */
 typedef struct progress {
     struct timespec start;
-    int shown;
+    double last;   /* elapsed seconds at the last redraw */
+    int shown;     /* characters of the bar on the screen */
 } progress;
 
 static double elapsed(const struct timespec *t0)
@@ -198,23 +206,79 @@ static double elapsed(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+static int term_width(void)
+{
+    struct winsize ws;
+    return ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20 ? ws.ws_col : 80;
+}
+
+/* "12.3M" */
+static const char *count_str(double n, char *buf, size_t cap)
+{
+    if (n >= 1e9)
+        snprintf(buf, cap, "%.2fG", n / 1e9);
+    else if (n >= 1e6)
+        snprintf(buf, cap, "%.1fM", n / 1e6);
+    else
+        snprintf(buf, cap, "%.0fk", n / 1e3);
+    return buf;
+}
+
+/* "42 s", "3:07", "1:02:03" */
+static const char *dur_str(double secs, char *buf, size_t cap)
+{
+    unsigned long t = (unsigned long)(secs + 0.5);
+    if (t < 60)
+        snprintf(buf, cap, "%lu s", t);
+    else if (t < 3600)
+        snprintf(buf, cap, "%lu:%02lu", t / 60, t % 60);
+    else
+        snprintf(buf, cap, "%lu:%02lu:%02lu", t / 3600, t / 60 % 60, t % 60);
+    return buf;
+}
+
+/* At most 78 columns: "simulating  36% [#######             ] 2.0M/5.4M events  2.0M/s  1 s, 2 s left" */
+static void draw_bar(const simmpi_progress *p, double secs, char *line, size_t cap)
+{
+    char ev[16], tot[16], rate[16], el[32], left[32];
+    double r = (double)p->events / secs;
+    count_str((double)p->events, ev, sizeof ev);
+    count_str(r, rate, sizeof rate);
+    dur_str(secs, el, sizeof el);
+    if (!p->total) {
+        snprintf(line, cap, "simulating: %s events  %s/s  %s  (counting the trace's events)", ev, rate, el);
+        return;
+    }
+    uint64_t done = p->events < p->total ? p->events : p->total;
+    double f = (double)done / (double)p->total;
+    int width = 20, fill = (int)(f * width);
+    snprintf(line, cap, "simulating %3.0f%% [%.*s%*s] %s/%s events  %s/s  %s, %s left", floor(f * 100),
+             fill, "####################", width - fill, "", ev,
+             count_str((double)p->total, tot, sizeof tot), rate, el,
+             dur_str(r > 0 ? (double)(p->total - done) / r : 0, left, sizeof left));
+}
+
 static void on_progress(void *ctx, const simmpi_progress *p)
 {
     progress *pr = ctx;
-    if (elapsed(&pr->start) < 1.0)
+    double secs = elapsed(&pr->start);
+    if (secs < 1.0 || secs - pr->last < 0.25)
         return;
-    int width = 30, fill = p->nranks ? (int)((uint64_t)width * p->ranks_done / p->nranks) : 0;
-    char t[32];
-    fprintf(stderr, "\rsimulating [%.*s%*s] %u/%u ranks done, %.1fM events, at %s   ", fill,
-            "##############################", width - fill, "", p->ranks_done, p->nranks,
-            (double)p->events / 1e6, simmpi_fmt_time(p->now, t, sizeof t));
-    pr->shown = 1;
+    pr->last = secs;
+    char line[256];
+    draw_bar(p, secs, line, sizeof line);
+    int w = term_width() - 1, n = (int)strlen(line); /* never wrap: \r must reach the start */
+    if (n > w)
+        n = w;
+    fprintf(stderr, "\r%.*s%*s", n, line, pr->shown > n ? pr->shown - n : 0, "");
+    fflush(stderr);
+    pr->shown = n > pr->shown ? n : pr->shown;
 }
 
 static void progress_end(progress *pr)
 {
     if (pr->shown)
-        fprintf(stderr, "\r%100s\r", "");
+        fprintf(stderr, "\r%*s\r", pr->shown, "");
 }
 
 /* ---- output -------------------------------------------------------------------------------------- */
@@ -481,15 +545,14 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so)
 {
     simmpi_source src;
     ph_err err;
-    /* One thread unless asked: a CI run under load once reported a spurious
-     * deadlock with a decoding worker (not reproduced since; see doc/simmpi.md). */
-    if (simmpi_source_trace(t, o->threads ? o->threads : 1, &src, &err) < 0)
+    if (simmpi_source_trace(t, o->threads ? o->threads : cores(), &src, &err) < 0)
         return cli_error("predict", "%s", err.msg);
     progress pr = {0};
     clock_gettime(CLOCK_MONOTONIC, &pr.start);
-    if (isatty(2)) {
+    if (!o->no_progress && isatty(2)) {
         so->progress = on_progress;
         so->progress_ctx = &pr;
+        simmpi_source_trace_count(&src); /* no count, no percentage: not an error */
     }
     simmpi_result *res;
     int rc = simmpi_run(so, &src, &res, &err);

@@ -1,6 +1,6 @@
 /* engine.c - SIM-MPI's event engine: pools, heap, matching and the protocols.
  *
- * One loop pops events from a binary heap in the total order (time, rank,
+ * One loop pops events from a 4-ary heap in the total order (time, rank,
  * sequence) and lets ranks run their instructions (frontend.c) on virtual
  * clocks.  Point-to-point messages follow the eager and rendezvous protocols
  * of Zhai et al., Fig. 10; doc/simmpi.md derives every formula used here.
@@ -107,15 +107,23 @@ static void msg_free(sim *s, uint32_t m)
     s->freems = m;
 }
 
-/* ---- the heap: ordered by (time, rank, event type, message), a total order
- * that depends only on the simulation, so every run pops the same sequence.
- * A 4-ary heap of 16-byte nodes: half the levels of a binary heap, and a
- * node's children share a cache line, which is what a sift costs at a
- * million ranks. ----------------------------------------------------------- */
+/* ---- the heap (internal.h): ordered by (time, rank, event type, message),
+ * a total order that depends only on the simulation, so every run pops the
+ * same sequence. ---------------------------------------------------------- */
 
-static int hev_less(const hev *a, const hev *b)
+int evheap_grow(evheap *hp)
 {
-    return a->t < b->t || (a->t == b->t && a->key < b->key);
+    uint64_t nc = hp->cap ? hp->cap * 2 : 4096;
+    hev *mem = aligned_alloc(64, (nc + 4) * sizeof *mem);
+    if (!mem)
+        return -1;
+    if (hp->n)
+        memcpy(mem + 3, hp->h, hp->n * sizeof *mem);
+    free(hp->mem);
+    hp->mem = mem;
+    hp->h = mem + 3;
+    hp->cap = nc;
+    return 0;
 }
 
 static uint32_t ev_rank(const hev *e) { return (uint32_t)(e->key >> 40); }
@@ -124,56 +132,17 @@ static uint32_t ev_ref(const hev *e) { return (uint32_t)e->key; }
 
 static void push(sim *s, simtime t, uint32_t rank, uint8_t type, uint32_t ref)
 {
-    if (s->nh == s->caph) {
-        uint64_t nc = s->caph ? s->caph * 2 : 4096;
-        hev *h = realloc(s->h, nc * sizeof *h);
-        if (!h) {
-            sim_fail(s, "out of memory (%llu pending events)", (unsigned long long)s->nh);
-            return;
-        }
-        s->h = h;
-        s->caph = nc;
-    }
-    hev e = {.t = t, .key = (uint64_t)rank << 40 | (uint64_t)type << 32 | ref};
-    uint64_t i = s->nh++;
-    while (i > 0) {
-        uint64_t p = (i - 1) / 4;
-        if (!hev_less(&e, &s->h[p]))
-            break;
-        s->h[i] = s->h[p];
-        i = p;
-    }
-    s->h[i] = e;
-}
-
-static hev pop(sim *s)
-{
-    hev top = s->h[0], last = s->h[--s->nh];
-    uint64_t i = 0, n = s->nh;
-    for (;;) {
-        uint64_t c = 4 * i + 1, end = c + 4 < n ? c + 4 : n, m = c;
-        if (c >= n)
-            break;
-        for (uint64_t j = c + 1; j < end; j++)
-            if (hev_less(&s->h[j], &s->h[m]))
-                m = j;
-        if (!hev_less(&s->h[m], &last))
-            break;
-        s->h[i] = s->h[m];
-        i = m;
-    }
-    if (n)
-        s->h[i] = last;
-    return top;
+    if (evheap_push(&s->heap, t, (uint64_t)rank << 40 | (uint64_t)type << 32 | ref) < 0)
+        sim_fail(s, "out of memory (%llu pending events)", (unsigned long long)s->heap.n);
 }
 
 /* May rank r act at r->now without reordering: would its RESUME event be the
  * heap's minimum?  (A new event's sequence number exceeds every queued one.) */
 static int may_continue(const sim *s, uint32_t rank)
 {
-    if (!s->nh)
+    if (!s->heap.n)
         return 1;
-    const hev *t = &s->h[0];
+    const hev *t = &s->heap.h[0];
     simtime now = s->r[rank].now;
     return now < t->t || (now == t->t && rank < ev_rank(t));
 }
@@ -801,6 +770,27 @@ static void call_start(sim *s, srank *r, const ins *in)
     r->comp_done = 1;
 }
 
+/* ---- progress ------------------------------------------------------------------------------ */
+
+#define PROGRESS_STEP (1u << 14) /* trace events + heap events between reports */
+
+static void report_progress_now(sim *s, simtime now)
+{
+    s->next_progress = s->events + s->res->heap_events + PROGRESS_STEP;
+    simmpi_progress p = {.events = s->events, .ranks_done = s->done, .nranks = s->n, .now = now};
+    if (s->src->events_total)
+        p.total = s->src->events_total(s->src->ctx);
+    s->o->progress(s->o->progress_ctx, &p);
+}
+
+/* Checked in the loop and in a running rank (which may run a long time
+ * without the heap); next_progress is UINT64_MAX without a callback. */
+static inline void report_progress(sim *s, simtime now)
+{
+    if (s->events + s->res->heap_events >= s->next_progress)
+        report_progress_now(s, now);
+}
+
 /* Run rank as far as it can go without passing an earlier event. */
 static void rank_run(sim *s, uint32_t rank)
 {
@@ -828,21 +818,13 @@ static void rank_run(sim *s, uint32_t rank)
             return;
         fe_pop(s, rank);
         r->comp_done = 0;
+        report_progress(s, r->now);
         if (!may_continue(s, rank))
             return queue_rank(s, rank);
     }
 }
 
 /* ---- the loop --------------------------------------------------------------------------------- */
-
-static void report_progress(sim *s, simtime now)
-{
-    if (!s->o->progress || s->events < s->next_progress)
-        return;
-    s->next_progress = s->events + (1u << 20);
-    simmpi_progress p = {.events = s->events, .ranks_done = s->done, .nranks = s->n, .now = now};
-    s->o->progress(s->o->progress_ctx, &p);
-}
 
 /* Ranks an event woke: one that is the earliest thing to happen runs at once
  * (no heap round trip); otherwise they queue.  Never inside the event's own
@@ -861,8 +843,8 @@ static void run_loop(sim *s)
 {
     for (uint32_t i = 0; i < s->n; i++)
         queue_rank(s, i);
-    while (s->nh && !s->failed) {
-        hev e = pop(s);
+    while (s->heap.n && !s->failed) {
+        hev e = evheap_pop(&s->heap);
         s->res->heap_events++;
         switch (ev_type(&e)) {
         case EV_RESUME: rank_run(s, ev_rank(&e)); break;
@@ -1027,6 +1009,7 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     s->n = src->nranks;
     s->err = err;
     s->freerq = s->freems = NIL;
+    s->next_progress = o->progress ? PROGRESS_STEP : UINT64_MAX;
     if (src->nranks > SIMMPI_MAX_RANKS)
         return sim_fail(s, "%u ranks: the simulator takes at most %u", src->nranks, SIMMPI_MAX_RANKS);
     if (!(o->comp_scale >= 0))
@@ -1094,7 +1077,7 @@ static void teardown(sim *s)
     free(s->rq);
     free(s->ms);
     free(s->mt.e);
-    free(s->h);
+    free(s->heap.mem);
     free(s->cr.send);
     free(s->cr.recv);
 }

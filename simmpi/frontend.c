@@ -546,12 +546,18 @@ static int complete_one(tctx *t, uint64_t id, const ph_status *st, uint32_t *set
     return 0;
 }
 
+#define WAIT_INLINE 32 /* requests of a Wait handled without malloc (most of them) */
+
 static int t_wait(tctx *t, unsigned kind)
 {
     const ph_event *ev = t->ev;
-    uint32_t nr = ev->nreqs ? ev->nreqs : 1;
-    uint32_t *pos = malloc(nr * sizeof *pos), *set = malloc(nr * sizeof *set), n = 0;
-    const ph_status **st = malloc(nr * sizeof *st);
+    uint32_t nr = ev->nreqs ? ev->nreqs : 1, n = 0;
+    uint32_t pos_in[WAIT_INLINE], set_in[WAIT_INLINE];
+    const ph_status *st_in[WAIT_INLINE];
+    int big = nr > WAIT_INLINE;
+    uint32_t *pos = big ? malloc(nr * sizeof *pos) : pos_in;
+    uint32_t *set = big ? malloc(nr * sizeof *set) : set_in;
+    const ph_status **st = big ? malloc(nr * sizeof *st) : st_in;
     int rc = pos && set && st ? 0 : sim_fail(t->s, "out of memory (rank %u)", t->rank);
     uint32_t k = rc ? 0 : completions(ev, kind, pos, st);
     for (uint32_t i = 0; i < k && rc == 0; i++)
@@ -562,9 +568,11 @@ static int t_wait(tctx *t, unsigned kind)
         rc = emit_wait(t, set, n);
     else if (rc == 0 && test && !k)
         rc = emit(t, I_POLL) ? 0 : -1;
-    free(pos);
-    free(set);
-    free(st);
+    if (big) {
+        free(pos);
+        free(set);
+        free(st);
+    }
     return rc;
 }
 

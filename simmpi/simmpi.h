@@ -6,7 +6,7 @@
  * the extended LogGP model of Zhai et al., Section 6 (Fig. 10) says they
  * cost.  doc/simmpi.md gives the model, formula by formula.
  *
- * The simulation is a discrete-event loop over one binary heap ordered by
+ * The simulation is a discrete-event loop over one 4-ary heap ordered by
  * (time, rank, sequence): the prediction is a pure function of the trace,
  * the platform and the options, bit-identical for any thread count.
  *
@@ -105,12 +105,20 @@ typedef struct simmpi_source {
     /* Communicator by trace-wide id (NULL if unknown). */
     const ph_comm_info *(*comm)(void *ctx, uint32_t id);
     void *ctx;
+    /* Events of all ranks together, for progress reports: 0 while not known
+     * (yet).  May be NULL.  Called from the simulating thread. */
+    uint64_t (*events_total)(void *ctx);
 } simmpi_source;
 
 /* A source reading the ranks of an open trace (readers opened on first use).
  * threads > 1: threads - 1 workers decode ahead of the simulation (which
  * takes the events in the same order: the prediction does not change). */
 int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_err *err);
+/* Counts the trace's events in a background thread at the lowest priority
+ * (a second decoding pass: the format stores no count), so that progress
+ * reports can say how far along the simulation is; events_total answers 0
+ * until it is done.  Optional; -1 if the thread cannot start. */
+int simmpi_source_trace_count(simmpi_source *src);
 void simmpi_source_trace_close(simmpi_source *src);
 
 /* ---- computation vectors ----------------------------------------------------- */
@@ -129,6 +137,7 @@ typedef struct simmpi_comp_source {
 
 typedef struct simmpi_progress {
     uint64_t events;       /* trace events consumed so far */
+    uint64_t total;        /* all the trace's events; 0 while not known */
     uint32_t ranks_done, nranks;
     simtime now;           /* simulated time */
 } simmpi_progress;
@@ -139,7 +148,8 @@ typedef struct simmpi_options {
     const uint32_t *node_of;    /* rank -> node, or NULL for block mapping by ppn */
     simmpi_comp_source comp;    /* NULL unit: the host vector from the trace */
     double comp_scale;          /* what-if: multiply every computation unit */
-    /* Called about every 2^20 events from the simulating thread. */
+    /* Called from the simulating thread every 2^14 heap events (a few
+     * hundred times a second): cheap callers throttle by the clock. */
     void (*progress)(void *ctx, const simmpi_progress *p);
     void *progress_ctx;
 } simmpi_options;

@@ -13,6 +13,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -30,11 +33,20 @@ typedef struct chunk {
 enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
 
 /* Two chunks per rank, consumed alternately; at most one being filled (a
- * rank's reader is never used by two threads), and queued at most once. */
+ * rank's reader is never used by two threads), and queued at most once.
+ *
+ * Ownership: a FREE or FILLING chunk belongs to the workers, a READY one to
+ * the simulation, which alone reads it (pos) and alone makes it FREE again;
+ * every change of state is made under the lock.  The simulation's fast path
+ * reads state without the lock: the acquire load pairs with the store that
+ * published the chunk, so a READY chunk's events are visible. */
 typedef struct rank_buf {
     chunk c[2];
-    _Atomic uint8_t state[2]; /* read without the lock by the simulation's fast path */
-    uint8_t cur, queued, ended;
+    _Atomic uint8_t state[2];
+    uint8_t cur;    /* the chunk the simulation reads next (simulation only) */
+    uint8_t queued; /* in the workers' queue (lock) */
+    uint8_t eos;    /* a worker decoded the end of the stream, or failed (lock) */
+    uint8_t ended;  /* the simulation consumed the end of the stream (simulation only) */
 } rank_buf;
 
 typedef struct trace_src {
@@ -50,6 +62,11 @@ typedef struct trace_src {
     pthread_cond_t work, data;
     uint32_t *todo, qhead, qlen; /* ranks with a free chunk to fill, FIFO */
     int stop;
+    /* counting the events for progress reports */
+    pthread_t counter;
+    int counting;
+    atomic_int count_stop;
+    _Atomic uint64_t total;
 } trace_src;
 
 /* ---- decoding one event (the caller's thread) ------------------------------------ */
@@ -167,11 +184,12 @@ static void chunk_fill(trace_src *ts, uint32_t rank, chunk *c)
 
 /* ---- workers ---------------------------------------------------------------------------- */
 
-/* Queue rank for a worker if it has a free chunk and none being filled. */
+/* Queue rank for a worker if it has a free chunk, none being filled and more
+ * of its stream to decode (lock held). */
 static void want_fill(trace_src *ts, uint32_t rank)
 {
     rank_buf *b = &ts->b[rank];
-    if (b->queued || b->ended || b->state[0] == SLOT_FILLING || b->state[1] == SLOT_FILLING ||
+    if (b->queued || b->eos || b->state[0] == SLOT_FILLING || b->state[1] == SLOT_FILLING ||
         (b->state[0] != SLOT_FREE && b->state[1] != SLOT_FREE))
         return;
     b->queued = 1;
@@ -193,14 +211,16 @@ static void *worker(void *arg)
         ts->qlen--;
         rank_buf *b = &ts->b[rank];
         b->queued = 0;
-        int slot = b->state[b->cur] == SLOT_FREE ? b->cur : !b->cur; /* the next in order */
+        /* The next chunk in stream order: the one the simulation waits for
+         * if it is free, else the other (cur is READY, being read). */
+        int slot = b->state[b->cur] == SLOT_FREE ? b->cur : !b->cur;
         b->state[slot] = SLOT_FILLING;
         pthread_mutex_unlock(&ts->mu);
         chunk_fill(ts, rank, &b->c[slot]);
         pthread_mutex_lock(&ts->mu);
-        b->state[slot] = SLOT_READY;
-        if (!b->c[slot].end && !b->c[slot].err)
-            want_fill(ts, rank); /* one more chunk ahead, if there is room */
+        b->eos = (uint8_t)(b->c[slot].end || b->c[slot].err);
+        atomic_store_explicit(&b->state[slot], SLOT_READY, memory_order_release);
+        want_fill(ts, rank); /* one more chunk ahead, if there is room */
         pthread_cond_broadcast(&ts->data);
     }
     pthread_mutex_unlock(&ts->mu);
@@ -208,33 +228,41 @@ static void *worker(void *arg)
 }
 
 /* The simulation's next event of rank: from the current chunk; when it is used
- * up, from the other one, waiting for a worker to fill it if it must. */
+ * up, from the other one, waiting for a worker to fill it if it must.
+ *
+ * The decision to hand a chunk back rests on what the simulation itself saw
+ * of a READY chunk (pos == n), never on a state read again under the lock:
+ * a chunk that was FILLING at the fast path can be READY, full and unread
+ * by the time the lock is taken.  (That check-then-act once gave a fresh
+ * chunk back unread: its events were skipped and, for a short stream, the
+ * rank's trace "ended" early, which the simulation reported as a deadlock.) */
 static int threaded_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
 {
     trace_src *ts = ctx;
     rank_buf *b = &ts->b[rank];
     for (;;) {
         chunk *c = &b->c[b->cur];
-        if (atomic_load_explicit(&b->state[b->cur], memory_order_acquire) == SLOT_READY &&
-            c->pos < c->n) {
-            *ev = c->ev[c->pos++];
-            return 1;
+        if (atomic_load_explicit(&b->state[b->cur], memory_order_acquire) == SLOT_READY) {
+            if (c->pos < c->n) {
+                *ev = c->ev[c->pos++];
+                return 1;
+            }
+            if (c->err) { /* stays READY: every later call fails the same way */
+                *err = c->errmsg;
+                return -1;
+            }
+            pthread_mutex_lock(&ts->mu); /* used up: give it back, move on */
+            b->ended = (uint8_t)c->end;
+            atomic_store_explicit(&b->state[b->cur], SLOT_FREE, memory_order_relaxed);
+            b->cur = !b->cur;
+            want_fill(ts, rank);
+            pthread_mutex_unlock(&ts->mu);
+            continue;
         }
         if (b->ended)
             return 0;
-        pthread_mutex_lock(&ts->mu);
-        if (b->state[b->cur] == SLOT_READY) { /* used up: give it back */
-            if (c->err) {
-                *err = c->errmsg;
-                pthread_mutex_unlock(&ts->mu);
-                return -1;
-            }
-            b->state[b->cur] = SLOT_FREE;
-            b->ended = (uint8_t)c->end;
-            b->cur = !b->cur;
-            want_fill(ts, rank);
-        }
-        while (!b->ended && b->state[b->cur] != SLOT_READY)
+        pthread_mutex_lock(&ts->mu); /* FREE or FILLING: a worker is on it, or soon */
+        while (b->state[b->cur] != SLOT_READY)
             pthread_cond_wait(&ts->data, &ts->mu);
         pthread_mutex_unlock(&ts->mu);
     }
@@ -266,6 +294,51 @@ static int start_workers(trace_src *ts, uint32_t nthreads, ph_err *err)
     return 0;
 }
 
+/* ---- counting the events (progress reports) ------------------------------------------------ */
+
+/* A second pass over every rank with readers of its own: the trace format
+ * keeps no event count, and decoding is the only way to count.  It runs at
+ * the lowest priority so that it takes idle cores, not the simulation's. */
+static void *counter(void *arg)
+{
+    trace_src *ts = arg;
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19); /* Linux: per thread */
+    uint64_t n = 0;
+    for (uint32_t rank = 0; rank < ts->n; rank++) {
+        ph_err err;
+        ph_rank_reader *r = ph_rank_open(ts->t, rank, &err);
+        if (!r)
+            return NULL; /* the simulation will report it; no total */
+        ph_event ev;
+        int rc;
+        while ((rc = ph_rank_next(r, &ev, &err)) > 0)
+            if ((++n & 4095) == 0 && atomic_load_explicit(&ts->count_stop, memory_order_relaxed))
+                break;
+        ph_rank_close(r);
+        if (rc != 0)
+            return NULL;
+    }
+    atomic_store_explicit(&ts->total, n, memory_order_relaxed);
+    return NULL;
+}
+
+static uint64_t trace_total(void *ctx)
+{
+    trace_src *ts = ctx;
+    return atomic_load_explicit(&ts->total, memory_order_relaxed);
+}
+
+int simmpi_source_trace_count(simmpi_source *src)
+{
+    trace_src *ts = src->ctx;
+    if (ts->counting)
+        return 0;
+    if (pthread_create(&ts->counter, NULL, counter, ts) != 0)
+        return -1;
+    ts->counting = 1;
+    return 0;
+}
+
 /* ---- the source ---------------------------------------------------------------------------- */
 
 int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_err *err)
@@ -279,7 +352,7 @@ int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_er
         ts->ended = calloc(n ? n : 1, 1);
     }
     *src = (simmpi_source){.nranks = n, .nsites = ph_trace_nsites(t), .next = trace_next,
-                           .comm = trace_comm, .ctx = ts};
+                           .comm = trace_comm, .ctx = ts, .events_total = trace_total};
     if (!ts || !ts->r || !ts->ended) {
         simmpi_source_trace_close(src);
         ph_err_set(err, "%s: out of memory", ph_trace_dir(t));
@@ -300,6 +373,10 @@ void simmpi_source_trace_close(simmpi_source *src)
     trace_src *ts = src->ctx;
     if (!ts)
         return;
+    if (ts->counting) {
+        atomic_store(&ts->count_stop, 1);
+        pthread_join(ts->counter, NULL);
+    }
     if (ts->th) {
         pthread_mutex_lock(&ts->mu);
         ts->stop = 1;
