@@ -181,13 +181,16 @@ static rec_comm *define_comm(rec_comm *k, MPI_Comm comm, uint64_t parent_key)
         k->gid = k->key = mix(base, occurrence(base));
     } else {
         /* Both sides must agree on the key (Intercomm_merge hashes it), but
-         * each side's view (local vs remote group) is its own trace entry. */
+         * each side's view (local vs remote group) is its own trace entry;
+         * their gids differ in bit 0 only, so readers can pair them. */
         int low = k->members[0] < k->remote[0];
         uint64_t base = mix(0x17e2, (uint64_t)k->size + (uint64_t)k->rsize);
         base = hash_group(base, low ? k->members : k->remote, low ? k->size : k->rsize);
         base = hash_group(base, low ? k->remote : k->members, low ? k->rsize : k->size);
         k->key = mix(base, occurrence(base));
-        k->gid = mix(k->key, low ? 1 : 2);
+        k->gid = (k->key & ~1ull) | (low ? 0 : 1);
+        if (k->gid < 2)
+            k->gid = low ? 2 : 3;
     }
     if (k->gid == 0)
         k->gid = 1; /* 0 is MPI_COMM_WORLD */

@@ -348,9 +348,10 @@ static void bind_probe(sim *s, uint32_t qi, uint32_t mi)
         s->ms[mi].probe = qi;
 }
 
-static mkey key_of(uint32_t comm, int coll, uint32_t src, uint32_t dst, int32_t tag)
+static mkey key_of(sim *s, uint32_t comm, int coll, uint32_t src, uint32_t dst, int32_t tag)
 {
-    return (mkey){.ctx = comm * 2 + (coll ? 1 : 0), .src = src, .dst = dst, .tag = tag};
+    uint32_t ctx = coll ? comm : sim_p2p_ctx(s, comm);
+    return (mkey){.ctx = ctx * 2 + (coll ? 1 : 0), .src = src, .dst = dst, .tag = tag};
 }
 
 static void match_send(sim *s, uint32_t mi, const mkey *k)
@@ -423,7 +424,7 @@ static void post_send(sim *s, uint32_t rank, const ins_p2p *p, uint32_t comm, in
     q->state |= RS_POSTED;
     q->msg = mi;
     q->t_post = r->now;
-    mkey k = key_of(comm, coll, rank, m->dst, p->tag);
+    mkey k = key_of(s, comm, coll, rank, m->dst, p->tag);
     if (!m->rndv) {
         overhead(s, r, lp->o_s);
         inject(s, mi, r->now);
@@ -442,7 +443,7 @@ static void post_recv(sim *s, uint32_t rank, const ins_p2p *p, uint32_t comm, in
     req *q = &s->rq[p->req];
     q->state |= RS_POSTED;
     q->t_post = s->r[rank].now;
-    mkey k = key_of(comm, coll, (uint32_t)p->peer, rank, p->tag);
+    mkey k = key_of(s, comm, coll, (uint32_t)p->peer, rank, p->tag);
     match_recv(s, p->req, &k);
 }
 
@@ -714,7 +715,7 @@ static int exec_probe(sim *s, uint32_t rank, const ins *in)
     srank *r = &s->r[rank];
     uint32_t qi = in->u.p.req;
     if (!r->unblocked) {
-        mkey k = key_of(in->comm, 0, (uint32_t)in->u.p.peer, rank, in->u.p.tag);
+        mkey k = key_of(s, in->comm, 0, (uint32_t)in->u.p.peer, rank, in->u.p.tag);
         mentry *e = mt_get(s, &k);
         if (!e)
             return -1;
@@ -946,6 +947,47 @@ const ph_comm_info *sim_comm(sim *s, uint32_t id)
     if (!c->info)
         c->info = s->src->comm(s->src->ctx, id);
     return c->info;
+}
+
+static int same_ranks(const int32_t *a, const int32_t *b, uint32_t n)
+{
+    return n == 0 || memcmp(a, b, n * sizeof *a) == 0;
+}
+
+/* The other side of intercommunicator id: the recorder gives the two sides
+ * gids that differ in bit 0 only (doc/trace-format.md); for traces from
+ * before that, the first communicator whose groups are this one's swapped. */
+static uint32_t intercomm_partner(sim *s, uint32_t id, const ph_comm_info *me)
+{
+    uint32_t by_groups = id;
+    for (uint32_t j = 0; j < (1u << 24); j++) {
+        const ph_comm_info *c = j == id ? NULL : sim_comm(s, j);
+        if (!c && j != id)
+            break;
+        if (!c || !c->remote_size || c->size != me->remote_size || c->remote_size != me->size ||
+            !same_ranks(c->members, me->remote, c->size) || !same_ranks(c->remote, me->members, me->size))
+            continue;
+        if (c->gid == (me->gid ^ 1))
+            return j;
+        if (by_groups == id)
+            by_groups = j;
+    }
+    return by_groups;
+}
+
+uint32_t sim_p2p_ctx(sim *s, uint32_t id)
+{
+    const ph_comm_info *ci = sim_comm(s, id);
+    if (!ci || !ci->remote_size)
+        return id;
+    comm_cache *c = &s->comms[id];
+    if (!c->ctx_known) {
+        uint32_t other = intercomm_partner(s, id, ci);
+        c = &s->comms[id]; /* sim_comm may have moved the cache */
+        c->ctx = other < id ? other : id;
+        c->ctx_known = 1;
+    }
+    return c->ctx;
 }
 
 static int cmp_pair(const void *a, const void *b)

@@ -258,6 +258,8 @@ typedef struct comm_cache {
     const ph_comm_info *info;
     int32_t *rank_of;    /* world -> comm rank pairs, sorted (built on first use) */
     uint32_t n;
+    uint32_t ctx;        /* point-to-point matching context (sim_p2p_ctx) */
+    uint8_t ctx_known;
 } comm_cache;
 
 typedef struct sim {
@@ -294,6 +296,9 @@ uint32_t req_new(sim *s, uint32_t rank, uint8_t kind);
 void req_release(sim *s, uint32_t q);
 const ph_comm_info *sim_comm(sim *s, uint32_t id);
 int32_t sim_comm_rank(sim *s, uint32_t comm, uint32_t world); /* -1 if not a member */
+/* Where point-to-point messages on comm match: comm itself, or for an
+ * intercommunicator the lower trace id of its two sides. */
+uint32_t sim_p2p_ctx(sim *s, uint32_t comm);
 simtime sim_gap(const simmpi_loggp *p, uint64_t bytes);      /* G(K-1) */
 
 /* frontend.c: the next instruction of a rank (NULL at the end; s->failed on error) */

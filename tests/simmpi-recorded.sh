@@ -32,4 +32,20 @@ grep -q "^predicted run time: " "$WORK/table" || fail "no predicted run time in 
 grep -q "^MPI_Waitall " "$WORK/table" || fail "no per-function row"
 $PREDICT "$WORK/s.trace" --platform "$P" --ppn 4 --json > "$WORK/p2.json"
 cmp -s "$WORK/p.json" "$WORK/p2.json" || fail "two predictions of one recorded trace differ"
-echo "recorded trace predicted"
+
+# Point-to-point across an intercommunicator (tests/progs/comms.c): its two
+# sides are two communicators of the trace, paired by their gids.
+prog=$(cd "$WORK" && build_prog comms.c)
+(cd "$WORK" && "$PHANTOM" record -o "$WORK/c.trace" -- timeout 300 mpirun --oversubscribe -np 4 "$prog" \
+  > "$WORK/out" 2>&1) || { cat "$WORK/out"; fail "comms under phantom record"; }
+python3 - "$WORK/c.trace/meta.json" <<'PY' || fail "intercommunicator sides not paired by gid"
+import json, sys
+inter = [c for c in json.load(open(sys.argv[1]))['comms'] if c.get('remote')]
+gids = sorted(int(c['gid'], 16) for c in inter)
+assert len(inter) == 2 and gids[0] ^ 1 == gids[1], inter
+PY
+$PREDICT "$WORK/c.trace" --platform "$P" --ppn 4 --json > "$WORK/c.json" ||
+  fail "predict on a trace with intercommunicator traffic"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["simulator"]["unmatched_messages"] == 0, d["simulator"]' \
+  "$WORK/c.json" || fail "unmatched messages across the intercommunicator"
+echo "recorded traces predicted"
