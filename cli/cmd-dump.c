@@ -516,7 +516,7 @@ static int dump_rank(dumper *d, uint32_t rank)
     while (rc == 0 && (rc = ph_rank_next(r, &ev, &err)) > 0) {
         if ((rc = payloads_of(d, ev.seq, &err)) < 0)
             break;
-        if (!d->t0)
+        if (n == 0 && !d->t0) /* no t0 in the header: times from the first event */
             d->t0 = ev.t_entry;
         define_comm(d, ev.comm);
         define_comm(d, ev.newcomm);

@@ -27,4 +27,20 @@ done
 "$PHANTOM" frobnicate > /dev/null 2> "$WORK/err" && fail "phantom took an unknown verb"
 grep -q "'frobnicate' is not a phantom command" "$WORK/err" || fail "unknown verb: $(cat "$WORK/err")"
 "$PHANTOM" --version | grep -q "^phantom [0-9]" || fail "phantom --version"
+# dump's text times are microseconds since the rank's start, as its JSON says,
+# also for a trace whose clock starts at 0 (synthetic)
+"$top_builddir/simmpi/synth" ring "$WORK/ring.trace" --ranks 3 --iters 2 --comp 5000 > /dev/null ||
+  fail "synth ring"
+"$PHANTOM" dump "$WORK/ring.trace" --rank 1 > "$WORK/dump.txt" &&
+  "$PHANTOM" dump "$WORK/ring.trace" --rank 1 --json > "$WORK/dump.jsonl" || fail "phantom dump"
+python3 - "$WORK/dump.txt" "$WORK/dump.jsonl" <<'PY' || fail "dump: text times differ from the JSON ones"
+import json, sys
+text = [l.split() for l in open(sys.argv[1])]
+ev = [json.loads(l) for l in open(sys.argv[2]) if '"op"' in l]
+t0 = ev[0]['t_entry']
+got = [float(t[2]) for t in text]
+want = [(e['t_entry'] - t0) / 1e3 for e in ev]
+if len(got) != len(want) or any(abs(a - b) > 1e-3 for a, b in zip(got, want)) or want[-1] <= 0:
+    sys.exit(f'text {got}, JSON {want}')
+PY
 echo "cli: ok ($(echo $verbs))"
