@@ -211,6 +211,7 @@ int finish_trace_with(const char *verb, const char *dir, json_t *extra, finish_s
         json_object_set_new(meta, "sites", sites_json(t));
         json_object_set_new(meta, "ranks_complete", json_incref(complete));
         json_object_set_new(meta, "finished", json_true());
+        json_object_set_new(meta, "events", json_integer((json_int_t)sum->events));
         if (extra)
             json_object_update(meta, extra);
         rc = write_meta(verb, dir, meta);

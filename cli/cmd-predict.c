@@ -195,6 +195,7 @@ static int build_map(const popts *o, uint32_t n, uint32_t ppn, uint32_t **out)
  * percentage appears when the source has counted the trace's events. */
 typedef struct progress {
     struct timespec start;
+    double delay;  /* seconds before the first redraw (PHANTOM_PROGRESS_DELAY, default 1) */
     double last;   /* elapsed seconds at the last redraw */
     int shown;     /* characters of the bar on the screen */
 } progress;
@@ -262,7 +263,7 @@ static void on_progress(void *ctx, const simmpi_progress *p)
 {
     progress *pr = ctx;
     double secs = elapsed(&pr->start);
-    if (secs < 1.0 || secs - pr->last < 0.25)
+    if (secs < pr->delay || secs - pr->last < 0.25)
         return;
     pr->last = secs;
     char line[256];
@@ -547,7 +548,8 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so)
     ph_err err;
     if (simmpi_source_trace(t, o->threads ? o->threads : cores(), &src, &err) < 0)
         return cli_error("predict", "%s", err.msg);
-    progress pr = {0};
+    const char *delay = getenv("PHANTOM_PROGRESS_DELAY");
+    progress pr = {.delay = delay && *delay ? atof(delay) : 1.0, .last = -1.0};
     clock_gettime(CLOCK_MONOTONIC, &pr.start);
     if (!o->no_progress && isatty(2)) {
         so->progress = on_progress;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,6 +34,7 @@ struct ph_writer {
     uint32_t ncomms;
     wsite *sites;
     uint32_t nsites;
+    _Atomic uint64_t events; /* of the closed rank writers (ranks may be written by threads) */
 };
 
 struct ph_rank_writer {
@@ -447,6 +449,7 @@ int ph_rank_writer_close(ph_rank_writer *r, int complete, ph_err *err)
     }
     if (ph_stream_close(r->s, rc ? NULL : err) < 0)
         rc = -1;
+    atomic_fetch_add(&r->w->events, r->next_index);
     free(r->comm_defined);
     free(r->site_defined);
     free(r->type_sizes);
@@ -509,6 +512,7 @@ int ph_writer_close(ph_writer *w, ph_err *err)
     json_object_set_new(w->meta, "comms", comms);
     json_object_set_new(w->meta, "sites", sites);
     json_object_set_new(w->meta, "finished", json_true());
+    json_object_set_new(w->meta, "events", json_integer((json_int_t)atomic_load(&w->events)));
     char path[4200];
     snprintf(path, sizeof path, "%s/meta.json", w->dir);
     int rc = json_dump_file(w->meta, path, JSON_INDENT(2));

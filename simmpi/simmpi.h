@@ -115,9 +115,10 @@ typedef struct simmpi_source {
  * takes the events in the same order: the prediction does not change). */
 int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_err *err);
 /* Counts the trace's events in a background thread at the lowest priority
- * (a second decoding pass: the format stores no count), so that progress
- * reports can say how far along the simulation is; events_total answers 0
- * until it is done.  Optional; -1 if the thread cannot start. */
+ * (a second decoding pass), so that progress reports can say how far along
+ * the simulation is; events_total answers 0 until it is done.  Nothing to
+ * do when meta.json has the count (phantom finish writes it).  Optional;
+ * -1 if the thread cannot start. */
 int simmpi_source_trace_count(simmpi_source *src);
 void simmpi_source_trace_close(simmpi_source *src);
 

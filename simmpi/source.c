@@ -296,9 +296,10 @@ static int start_workers(trace_src *ts, uint32_t nthreads, ph_err *err)
 
 /* ---- counting the events (progress reports) ------------------------------------------------ */
 
-/* A second pass over every rank with readers of its own: the trace format
- * keeps no event count, and decoding is the only way to count.  It runs at
- * the lowest priority so that it takes idle cores, not the simulation's. */
+/* A second pass over every rank with readers of its own, for traces whose
+ * meta.json has no event count (never finished): decoding is the only way
+ * to count.  It runs at the lowest priority so that it takes idle cores,
+ * not the simulation's. */
 static void *counter(void *arg)
 {
     trace_src *ts = arg;
@@ -331,7 +332,7 @@ static uint64_t trace_total(void *ctx)
 int simmpi_source_trace_count(simmpi_source *src)
 {
     trace_src *ts = src->ctx;
-    if (ts->counting)
+    if (ts->counting || atomic_load_explicit(&ts->total, memory_order_relaxed))
         return 0;
     if (pthread_create(&ts->counter, NULL, counter, ts) != 0)
         return -1;
@@ -358,6 +359,11 @@ int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_er
         ph_err_set(err, "%s: out of memory", ph_trace_dir(t));
         return -1;
     }
+    /* phantom finish and the writer count the events into meta.json: the
+     * progress total is free then, with no counting pass */
+    const char *events = ph_trace_meta(t, "events");
+    if (events && strtoull(events, NULL, 10) > 0)
+        atomic_store_explicit(&ts->total, strtoull(events, NULL, 10), memory_order_relaxed);
     if (threads > 1 && n > 0) { /* the simulating thread is one of them */
         src->next = threaded_next;
         if (start_workers(ts, threads - 1, err) < 0) {
