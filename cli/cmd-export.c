@@ -569,31 +569,6 @@ static dentry *dc_get(exporter *x, const simmpi_coll_args *a)
     return d;
 }
 
-static int coll_of(uint16_t op)
-{
-    switch (op) {
-    case PH_OP_BARRIER: case PH_OP_IBARRIER: return SIMMPI_BARRIER;
-    case PH_OP_BCAST: case PH_OP_IBCAST: return SIMMPI_BCAST;
-    case PH_OP_REDUCE: case PH_OP_IREDUCE: return SIMMPI_REDUCE;
-    case PH_OP_ALLREDUCE: case PH_OP_IALLREDUCE: return SIMMPI_ALLREDUCE;
-    case PH_OP_GATHER: case PH_OP_IGATHER: return SIMMPI_GATHER;
-    case PH_OP_GATHERV: case PH_OP_IGATHERV: return SIMMPI_GATHERV;
-    case PH_OP_SCATTER: case PH_OP_ISCATTER: return SIMMPI_SCATTER;
-    case PH_OP_SCATTERV: case PH_OP_ISCATTERV: return SIMMPI_SCATTERV;
-    case PH_OP_ALLGATHER: case PH_OP_IALLGATHER: return SIMMPI_ALLGATHER;
-    case PH_OP_ALLGATHERV: case PH_OP_IALLGATHERV: return SIMMPI_ALLGATHERV;
-    case PH_OP_ALLTOALL: case PH_OP_IALLTOALL: return SIMMPI_ALLTOALL;
-    case PH_OP_ALLTOALLV: case PH_OP_IALLTOALLV: case PH_OP_ALLTOALLW: case PH_OP_IALLTOALLW:
-        return SIMMPI_ALLTOALLV;
-    case PH_OP_REDUCE_SCATTER: case PH_OP_IREDUCE_SCATTER: return SIMMPI_REDUCE_SCATTER;
-    case PH_OP_REDUCE_SCATTER_BLOCK: case PH_OP_IREDUCE_SCATTER_BLOCK:
-        return SIMMPI_REDUCE_SCATTER_BLOCK;
-    case PH_OP_SCAN: case PH_OP_ISCAN: return SIMMPI_SCAN;
-    case PH_OP_EXSCAN: case PH_OP_IEXSCAN: return SIMMPI_EXSCAN;
-    default: return -1;
-    }
-}
-
 static void set_block(simmpi_coll_args *a, int64_t count, uint64_t bytes)
 {
     a->count = count > 0 ? (uint64_t)count : 0;
@@ -1170,7 +1145,7 @@ static int complete_one(xrank *r, uint64_t id, xkey *set, uint32_t *n)
     if (!q)
         return CLI_OK;
     if (q->kind == XR_ICOLL) {
-        int rc = collective(r, q->coll, coll_of(q->coll->op), q->coll->comm);
+        int rc = collective(r, q->coll, simmpi_coll_of(q->coll->op), q->coll->comm);
         req_del(r, id);
         return rc;
     }
@@ -1276,7 +1251,7 @@ static int translate(xrank *r, const ph_event *ev, unsigned kind)
         return p_probe(r, ev, kind);
     case PH_K_MRECV: case PH_K_IMRECV: return p_mrecv(r, ev, kind);
     case PH_K_REQUEST_FREE: case PH_K_CANCEL: return p_free(r, ev, kind);
-    case PH_K_COLL: return coll_of(ev->op) < 0 ? CLI_OK : collective(r, ev, coll_of(ev->op), ev->comm);
+    case PH_K_COLL: return simmpi_coll_of(ev->op) < 0 ? CLI_OK : collective(r, ev, simmpi_coll_of(ev->op), ev->comm);
     case PH_K_ICOLL: return p_icoll(r, ev);
     case PH_K_COMM_DUP: case PH_K_COMM_NEW: return comm_new(r, ev);
     case PH_K_COMM_IDUP: return req_new(r, ev->newreq, XR_NONE) ? CLI_OK : req_fail(ev->newreq);

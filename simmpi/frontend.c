@@ -591,7 +591,7 @@ static int t_request_free(tctx *t)
 
 /* ---- collectives -------------------------------------------------------------------------- */
 
-static int coll_of(uint16_t op)
+int simmpi_coll_of(uint16_t op)
 {
     switch (op) {
     case PH_OP_BARRIER: case PH_OP_IBARRIER: return SIMMPI_BARRIER;
@@ -714,7 +714,7 @@ static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
 static int t_coll(tctx *t, int nonblocking)
 {
     const ph_event *ev = t->ev;
-    int coll = coll_of(ev->op);
+    int coll = simmpi_coll_of(ev->op);
     ins tmp = {.type = I_COLL, .op = ev->op, .site = ev->site};
     int rc = coll < 0 ? 1 : build_coll(t, &tmp, coll, ev->comm);
     if (rc < 0)

@@ -44,6 +44,8 @@ typedef enum simmpi_coll {
     SIMMPI_ALLTOALL, SIMMPI_ALLTOALLV, SIMMPI_REDUCE_SCATTER, SIMMPI_REDUCE_SCATTER_BLOCK,
     SIMMPI_SCAN, SIMMPI_EXSCAN, SIMMPI_NCOLL
 } simmpi_coll;
+/* The collective of a trace op (blocking and nonblocking alike), or -1. */
+int simmpi_coll_of(uint16_t op);
 
 #define SIMMPI_NAME_MAX 64
 typedef struct simmpi_platform {
