@@ -934,6 +934,8 @@ static int report_stuck(sim *s)
 
 const ph_comm_info *sim_comm(sim *s, uint32_t id)
 {
+    if (id > UINT32_MAX - 16)
+        return NULL; /* not a trace id (e.g. a persistent request's, UINT32_MAX) */
     if (id >= s->ncomms) {
         uint32_t nc = id + 16;
         comm_cache *c = realloc(s->comms, nc * sizeof *c);
