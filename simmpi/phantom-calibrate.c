@@ -229,7 +229,8 @@ int main(int argc, char **argv)
         fprintf(out, "# (ping-pong, fastest of %d runs) with %s.\n", reps, lib);
         fprintf(out, "# T(1) = %.1f ns, T(256) = %.1f ns, T(1 MiB) = %.0f ns, T(4 MiB) = %.0f ns,\n", t1,
                 t256, tb1, tb4);
-        fprintf(out, "# rendezvous jump at the eager limit: %.1f ns.\n", jump);
+        fprintf(out, "# rendezvous jump at the eager limit: %.1f ns%s.\n", jump,
+                oprime > 0 ? "" : " (not above 2L: o_prime is below what this run can see, 0 taken)");
         fprintf(out, "name = %s\nnetwork_model = loggp\n", name);
         fprintf(out, "o_s = %.1fns\no_r = %.1fns\nL = %.1fns\no_prime = %.1fns\n", os, orr, l, oprime);
         fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", g, g > 0 ? 1.0 / g : 0.0);

@@ -23,9 +23,12 @@ for line in open(sys.argv[1]):
         kv[k] = v
 def ns(v): return float(re.match(r"[0-9.]+", v).group()) * (1000 if v.endswith("us") else 1)
 def die(m): print("FAIL:", m); sys.exit(1)
-for k in ("o_s", "o_r", "o_prime", "o_poll"):
+for k in ("o_s", "o_r", "o_poll"):
     if not 0 < ns(kv[k]) < 100000: die(f"{k} = {kv[k]}")
-if not 0 <= ns(kv["L"]) < 100000: die(f"L = {kv['L']}")
+# o' comes from the jump at the eager limit less 2L, which noise can hide
+# on a loaded machine: 0 is then what calibrate writes (and says why)
+for k in ("L", "o_prime"):
+    if not 0 <= ns(kv[k]) < 100000: die(f"{k} = {kv[k]}")
 g = float(kv["G"])
 if not 0.001 <= g <= 10: die(f"G = {g} ns/byte")
 if not 256 <= int(kv["eager_limit"]) <= (1 << 20): die(f"eager_limit = {kv['eager_limit']}")
