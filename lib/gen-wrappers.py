@@ -259,7 +259,10 @@ def c_wrapper(call, replay=False):
             L.append('    ph_type_freed(*type);')
         if replay and call.name in LOCAL_HOOKS:
             L += c_local_hook(call, args)
-        L.append(f'    return PMPI_{call.name}({args});')
+        if call.name in RUNTIME_ANSWERS:  # the runtime logs or replays the result
+            L.append(f'    return {RUNTIME_ANSWERS[call.name]}({args});')
+        else:
+            L.append(f'    return PMPI_{call.name}({args});')
         L.append('}')
         return L
     L.append('    ph_call c;')
@@ -512,6 +515,10 @@ def f08_wrapper(call):
             '    if (ierr) *ierr = e;', '}']
 
 
+# Local calls whose result is non-deterministic input to the program: the
+# runtime's function answers them (C, and Fortran's mpif.h/use mpi names;
+# mpi_f08 calls PMPI_Wtime directly and is not seen).
+RUNTIME_ANSWERS = {'Wtime': 'ph_wtime'}
 COUNTED_INDEX = {}
 LOCAL_HOOKS = set()  # --local: local calls the replay runtime may answer
 # Fortran bindings we generate: every event call plus the counted local calls
@@ -542,6 +549,13 @@ def gen_wrappers(calls, out, prefix, replay=False):
             continue
         w('\n'.join(f_wrapper(c, replay)) + '\n')
         w('\n'.join(f08_wrapper(c)) + '\n\n')
+    for name, fn in RUNTIME_ANSWERS.items():
+        lname = name.lower()
+        w(f'static double ph_f_{lname}(void)\n{{\n    ph_count_call({COUNTED_INDEX[name]});\n'
+          f'    return {fn}();\n}}\n')
+        for alias in (f'mpi_{lname}_', f'mpi_{lname}__', f'mpi_{lname}', f'MPI_{name.upper()}'):
+            w(f'double {alias}(void) __attribute__((alias("ph_f_{lname}")));\n')
+        w('\n')
 
 
 def gen_local_header(calls, out):

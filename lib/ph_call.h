@@ -76,6 +76,10 @@ int ph_pre(ph_call *c);
 void ph_post(ph_call *c);
 void ph_count_call(unsigned counted_index);
 void ph_type_freed(MPI_Datatype t);
+/* MPI_Wtime: a non-deterministic result like a wildcard's source (programs
+ * that time themselves decide from it), logged by the recorder and
+ * answered from the log by the replayer. */
+double ph_wtime(void);
 
 /* Shared helpers (lib/ph_call.c).  Arrays live in grow-only thread-local
  * scratch, valid until the same thread's next MPI call. */

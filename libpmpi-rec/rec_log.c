@@ -182,3 +182,30 @@ void rec_log_call(ph_call *c)
         break;
     }
 }
+
+/* The i-th MPI_Wtime before the next event: slot PH_LOG_SLOT_WTIME + i. */
+double ph_wtime(void)
+{
+    double t = PMPI_Wtime();
+    if (!rec.active)
+        return t;
+    rec_lock();
+    if (rec.wtime_event != rec.next_index) {
+        rec.wtime_event = rec.next_index;
+        rec.wtime_n = 0;
+    }
+    if (rec.active && rec.logging && rec.log && rec.wtime_n < UINT32_MAX - PH_LOG_SLOT_WTIME) {
+        uint8_t *p0 = ph_stream_reserve(rec.log, 32), *p = p0;
+        if (!p) {
+            rec_fail("%s", ph_stream_error(rec.log) ? ph_stream_error(rec.log) : "cannot write the message log");
+        } else {
+            p = ph_put_uv(p, rec.next_index);
+            p = ph_put_uv(p, PH_LOG_SLOT_WTIME + rec.wtime_n++);
+            p = ph_put_uv(p, sizeof t);
+            memcpy(p, &t, sizeof t);
+            ph_stream_commit(rec.log, (size_t)(p + sizeof t - p0));
+        }
+    }
+    rec_unlock();
+    return t;
+}

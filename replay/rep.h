@@ -100,6 +100,8 @@ int rep_coll_bytes(const ph_call *c, const rep_comm *k, uint64_t *bytes, uint64_
 /* The data event k delivered for request slot `slot`; NULL when the log has
  * none (len 0).  Valid until the next event's data is asked for. */
 const uint8_t *rep_log_data(uint64_t k, uint32_t slot, uint64_t *len);
+/* Reads event k's records ahead (the next event's, at the end of a call). */
+void rep_log_prefetch(uint64_t k);
 /* Unpack the log's data for (current event, slot) into buf; a missing record
  * when bytes were expected stops the replay. */
 void rep_log_unpack(uint32_t slot, void *buf, int count, MPI_Datatype t, uint64_t expect_bytes);

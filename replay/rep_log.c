@@ -87,6 +87,37 @@ const uint8_t *rep_log_data(uint64_t k, uint32_t slot, uint64_t *len)
     return NULL;
 }
 
+void rep_log_prefetch(uint64_t k)
+{
+    if (rep.logr && (!cur.loaded || cur.event != k))
+        load(k);
+}
+
+/* MPI_Wtime as recorded: the i-th call before event k gets the i-th value
+ * logged there, so a program that decides from its clock (how many
+ * repetitions fill a second) decides as it did.  Without a logged value (a
+ * log from before Wtime was logged, or none) the clock answers.  The static
+ * cursor is safe: a replay runs one thread (doc/replay.md §5). */
+double ph_wtime(void)
+{
+    static uint64_t event = UINT64_MAX;
+    static uint32_t n;
+    if (!rep.logr)
+        return PMPI_Wtime();
+    if (event != rep.k) {
+        event = rep.k;
+        n = 0;
+    }
+    uint64_t len = 0;
+    const uint8_t *d = rep_log_data(rep.k, PH_LOG_SLOT_WTIME + n, &len);
+    double t;
+    if (!d || len != sizeof t)
+        return PMPI_Wtime();
+    n++;
+    memcpy(&t, d, sizeof t);
+    return t;
+}
+
 void rep_log_unpack(uint32_t slot, void *buf, int count, MPI_Datatype t, uint64_t expect)
 {
     uint64_t len = 0;

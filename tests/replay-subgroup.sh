@@ -6,7 +6,7 @@
 # recorded for exactly that set (record --log-ranks).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/replay-lib.sh"
-for src in p2p.c nonblocking.c collectives.c comms.c imbalance.c fortran.f90 fortran08.f90; do
+for src in p2p.c nonblocking.c collectives.c comms.c imbalance.c timed.c fortran.f90 fortran08.f90; do
   prog=$(cd "$WORK" && build_prog "$src")
   name=${src%.*}
   PH_IMB_UNIT=2000 record "$name" "$prog" 4 --log

@@ -1,0 +1,51 @@
+/* timed.c - control flow that depends on the clock, as in HPCC's b_eff:
+ * each rank sends to MPI_PROC_NULL until its own MPI_Wtime says 5 ms have
+ * passed (a local decision), then repeats a ring exchange until the ranks
+ * agree (Allreduce) that 20 ms have passed.  How many calls that makes
+ * differs from run to run, so a replay makes the recorded calls only if
+ * MPI_Wtime answers as recorded.  Prints "rank R checksum" of the counts
+ * and of everything received. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int me, np;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    uint64_t h = 0xcbf29ce484222325ull;
+    int rounds = 0, total = 0, local = 0;
+    double t0 = MPI_Wtime();
+    while (MPI_Wtime() - t0 < 0.005) { /* decided by this rank's clock alone */
+        MPI_Send(&local, 1, MPI_INT, MPI_PROC_NULL, 2, MPI_COMM_WORLD);
+        local++;
+    }
+    h = fnv(h, &local, sizeof local);
+    do { /* as many rounds as fit in 20 ms on this rank's clock */
+        int out = me * 1000 + rounds, in = -1;
+        MPI_Sendrecv(&out, 1, MPI_INT, (me + 1) % np, 1, &in, 1, MPI_INT, (me + np - 1) % np, 1,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        h = fnv(h, &in, sizeof in);
+        rounds++;
+        /* every rank goes on while any rank wants another round */
+        int more = MPI_Wtime() - t0 < 0.02, any = 0;
+        MPI_Allreduce(&more, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+        if (!any)
+            break;
+    } while (1);
+    MPI_Allreduce(&rounds, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    h = fnv(h, &total, sizeof total);
+    printf("rank %d checksum 0x%016llx (%d sends, %d rounds)\n", me, (unsigned long long)h, local, rounds);
+    MPI_Finalize();
+    return 0;
+}
