@@ -892,6 +892,11 @@ static int start_block(ph_rank_reader *r, ph_err *err)
                    (unsigned long long)r->next_index);
         return -1;
     }
+    if (first > 0 && base != r->prev_exit) { /* a block decodes alone, but continues the timeline */
+        ph_err_set(err, "%s: offset %zu: block starts at time %llu, the previous one ended at %llu",
+                   r->f.path, r->f.frame_off, (unsigned long long)base, (unsigned long long)r->prev_exit);
+        return -1;
+    }
     r->prev_exit = base;
     r->next_req = next_req;
     r->in_block = 1;

@@ -335,7 +335,8 @@ static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
         *p++ = PH_REC_ESCAPE;
         p = ph_put_uv(p, c->op);
     }
-    p = ph_put_sv(p, (int64_t)(c->t_entry - rec.prev_exit));
+    int64_t gap = (int64_t)(c->t_entry - rec.prev_done);
+    p = ph_put_sv(p, gap);
     p = ph_put_uv(p, t_exit - c->t_entry);
     p = ph_put_uv(p, site);
     for (const uint8_t *f = info->fields; *f; f++) {
@@ -413,7 +414,7 @@ static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
         }
     }
     rec_commit((size_t)(p - rec_buf));
-    rec.prev_exit = t_exit;
+    rec.prev_exit += (uint64_t)gap + (t_exit - c->t_entry); /* as a reader rebuilds it */
     rec.next_req = next_req;
     rec.next_index++;
 }
@@ -579,6 +580,13 @@ void ph_post(ph_call *c)
         }
         if (info->kind == PH_K_FINALIZE || info->kind == PH_K_ABORT)
             rec_finish(info->kind == PH_K_FINALIZE);
+        /* The next computation unit starts when the recorder is done with
+         * this call (encoding, call sites, the log copy, a flush), not at
+         * the call's exit: a trace's units are the application's alone, and
+         * its timeline (prev_exit) runs without the recorder's time after
+         * each call (doc/recorder.md). */
+        if (rec.active)
+            rec.prev_done = rec_now();
     }
     rec_unlock();
 }

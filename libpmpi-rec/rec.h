@@ -79,6 +79,7 @@ typedef struct rec_state {
 
     /* encoding state: what the reader reconstructs */
     uint64_t next_index, prev_exit, next_req;
+    uint64_t prev_done; /* clock when the recorder finished the last call: its next gap starts there */
     uint64_t call_stamp;
 
     rec_comm *comms; size_t ncomms;     /* by Fortran handle index (MPI_Comm_c2f) */
@@ -170,11 +171,13 @@ static inline __attribute__((always_inline)) int ph_enter(ph_call *c, int op, in
     c->stypes = c->rtypes = NULL;
     c->flag = 0;
     c->aux = -1;
+    /* The clock first: the backtrace is the recorder's work, part of the
+     * call, not of the application's computation before it. */
+    c->t_entry = rec_now();
     void *pcs[REC_MAX_DEPTH + 1];
     int n = unw_backtrace(pcs, (rec.depth ? rec.depth : 2) + 1); /* depth is set in MPI_Init */
     c->site_depth = n > 1 ? n - 1 : 0;
     memcpy(c->site_pc, pcs + 1, (size_t)c->site_depth * sizeof(void *));
-    c->t_entry = rec_now();
     return 1;
 }
 

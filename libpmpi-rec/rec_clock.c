@@ -44,6 +44,6 @@ void rec_clock_refine(void)
     uint64_t now = rec.tsc_t0 + (uint64_t)(((unsigned __int128)(c - rec.tsc_c0) * rec.tsc_scale_q32) >> 32);
     rec.tsc_scale_q32 = (uint64_t)(((unsigned __int128)(t - rec.tsc_base_t) << 32) / (c - rec.tsc_base_c));
     rec.tsc_c0 = c;
-    rec.tsc_t0 = now > rec.prev_exit ? now : rec.prev_exit;
+    rec.tsc_t0 = now > rec.prev_done ? now : rec.prev_done;
 #endif
 }

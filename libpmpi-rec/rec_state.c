@@ -642,7 +642,7 @@ void rec_init(ph_call *c)
     rec.depth = (int)env_long("PHANTOM_CALLSITE_DEPTH", 2, 1, REC_MAX_DEPTH);
     rec.flush_secs = (double)env_long("PHANTOM_FLUSH_SECS", 1, 0, 86400);
     rec.t0 = c->t_entry;
-    rec.prev_exit = c->t_entry;
+    rec.prev_exit = rec.prev_done = c->t_entry;
     rec.last_comm = MPI_COMM_NULL;
     rec.last_type = MPI_DATATYPE_NULL;
     rec_clock_init();
