@@ -26,6 +26,7 @@ static const char usage[] =
     "  --rank R      only rank R\n"
     "  --json        JSON lines: {\"rank\":0,\"seq\":12,\"op\":\"MPI_Send\",\"t_entry\":ns,...}\n"
     "  --log         with each event, the message-log payloads it produced\n"
+    "                (and the MPI_Wtime values the program read before it)\n"
     "                (JSON: slot, length and FNV-1a 64 hash; text: the first 16 bytes)\n"
     "  -h, --help    show this help\n";
 
@@ -260,10 +261,25 @@ static void field_json(json_t *o, const ph_event *ev, unsigned f)
     }
 }
 
+/* An MPI_Wtime result logged before the event (slot PH_LOG_SLOT_WTIME + i)? */
+static int wtime_of(const payload *p, double *t)
+{
+    if (p->slot < PH_LOG_SLOT_WTIME || p->len != sizeof *t)
+        return 0;
+    memcpy(t, p->head, sizeof *t);
+    return 1;
+}
+
 static json_t *payloads_json(const dumper *d)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < d->nitems; i++) {
+        double t;
+        if (wtime_of(&d->items[i], &t)) {
+            json_array_append_new(a, json_pack("{s:I, s:f}", "wtime", (json_int_t)(d->items[i].slot -
+                                                                                   PH_LOG_SLOT_WTIME), "value", t));
+            continue;
+        }
         char fnv[24];
         snprintf(fnv, sizeof fnv, "0x%016llx", (unsigned long long)d->items[i].fnv);
         json_array_append_new(a, json_pack("{s:I, s:I, s:s}", "slot", (json_int_t)d->items[i].slot,
@@ -477,6 +493,11 @@ static void event_text(const dumper *d, const ph_event *ev)
     printf(" site=%u", ev->site);
     for (size_t i = 0; i < d->nitems; i++) {
         const payload *p = &d->items[i];
+        double t;
+        if (wtime_of(p, &t)) { /* the program's MPI_Wtime before this call */
+            printf(" wtime[%u]=%.9f", p->slot - PH_LOG_SLOT_WTIME, t);
+            continue;
+        }
         printf(" log[%u]=%llu:", p->slot, (unsigned long long)p->len);
         for (uint64_t k = 0; k < p->len && k < 16; k++)
             printf("%02x", p->head[k]);

@@ -209,6 +209,12 @@ class Dump:
                 raise Malformed(f'{where}: rank {r} event number {pos}, expected {len(evs)}')
             if 'log' in o:
                 log = o['log']
+                # MPI_Wtime values the program read before the event: the
+                # programs' oracles do not predict them, only their shape
+                wt = [e for e in log if isinstance(e, dict) and 'wtime' in e] if isinstance(log, list) else []
+                if not all(is_int(e['wtime']) and isinstance(e.get('value'), (int, float)) for e in wt):
+                    raise Malformed(f'{where}: a wtime entry needs an integer "wtime" and a "value"')
+                o['log'] = log = [e for e in log if e not in wt] if wt else log
                 if not isinstance(log, list) or not all(
                         isinstance(e, dict) and is_int(e.get('slot')) and isinstance(e.get('fnv'), str)
                         for e in log):

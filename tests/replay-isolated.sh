@@ -15,6 +15,14 @@ for src in p2p.c nonblocking.c collectives.c comms.c imbalance.c timed.c fortran
   done
 done
 
+# timed.c's clock readings are in its log, and dump shows them, in order.
+"$PHANTOM" dump "$WORK/timed.trace" --rank 0 --log --json > "$WORK/timed.jsonl" || fail "dump --log of timed"
+python3 - "$WORK/timed.jsonl" <<'PY' || fail "dump --log: no MPI_Wtime values, or not increasing"
+import json, sys
+v = [p['value'] for l in open(sys.argv[1]) if '"log"' in l for p in json.loads(l)['log'] if 'wtime' in p]
+if len(v) < 100 or v != sorted(v): sys.exit(f'{len(v)} values')
+PY
+
 # The bundled example prints a residual that depends on every halo it received.
 prog=$(cd "$WORK" && build_prog stencil.c)
 "$PHANTOM" record --log -o "$WORK/st.trace" -- mpirun --oversubscribe -np 4 "$prog" 64 25 \
