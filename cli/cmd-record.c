@@ -68,6 +68,7 @@ typedef struct opts {
     uint32_t depth, iterations;
     int have_iterations;
     json_t *partial; /* with --plan: meta.json's "partial" */
+    uint32_t plan_ranks;
 } opts;
 
 /* ---- the recorder library ---------------------------------------------------------- */
@@ -190,6 +191,7 @@ static int plan_log(opts *o, const char *absdir)
     int rc = plan_nranks(o->plan, &n);
     if (rc != CLI_OK)
         return rc;
+    o->plan_ranks = n;
     uint8_t *in = malloc(n);
     plan_loop *loops = calloc(n, sizeof *loops);
     char all[32], path[PATH_MAX];
@@ -495,6 +497,9 @@ static int conclude(const opts *o, const char *absdir, int status)
     }
     finish_summary sum;
     int rc = finish_trace_with("record", absdir, o->partial, &sum);
+    if (rc == CLI_OK && o->partial && sum.nranks != o->plan_ranks)
+        cli_warn("record", "%s: the plan is for %u ranks, the job had %u: its log is cut where "
+                 "another job's loops end", o->plan, o->plan_ranks, sum.nranks);
     if (rc == CLI_OK)
         summary(o, &sum);
     return status != 0 ? status : rc;

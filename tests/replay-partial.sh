@@ -140,6 +140,10 @@ grep -q "message log ends at event" "$WORK/rep" || fail "unclear error for a log
 "$PHANTOM" record --plan "$WORK/plan.json" -o "$WORK/x.trace" -- true > /dev/null 2> "$WORK/err" &&
   fail "record --plan without --log"
 grep -q -- "--plan needs --log" "$WORK/err" || fail "unclear error: $(cat "$WORK/err")"
+# a plan of 4 ranks for a job of 2: recorded, with a warning
+"$PHANTOM" record --log --plan "$WORK/plan.json" --iterations 1 -o "$WORK/two.trace" \
+  -- mpirun --oversubscribe -np 2 "$prog" 256 20 > /dev/null 2> "$WORK/err" || fail "record --plan of another size"
+grep -q "the plan is for 4 ranks, the job had 2" "$WORK/err" || fail "no warning for a plan of 4 ranks: $(cat "$WORK/err")"
 
 # A recording cut short (rank 2's stream after its third frame) replays to its end.
 PHANTOM_BLOCK_KB=1 "$PHANTOM" record --log -o "$WORK/cut.trace" -- mpirun --oversubscribe -np 4 "$prog" 64 100 \
