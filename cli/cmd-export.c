@@ -839,36 +839,6 @@ static void note_sendop(exporter *x, uint16_t op)
 
 /* ---- wildcard receives: their matches, read ahead -------------------------------------------- */
 
-/* Positions in ev->reqs that this call completed, with their statuses (as
- * simmpi/frontend.c reads them). */
-static uint32_t completions(const ph_event *ev, unsigned kind, uint32_t *pos, const ph_status **st)
-{
-    uint32_t n = 0;
-    int all = kind == PH_K_WAITALL || (kind == PH_K_TESTALL && ev->flag > 0);
-    int one = kind == PH_K_WAIT || (kind == PH_K_TEST && ev->flag > 0);
-    int any = kind == PH_K_WAITANY || (kind == PH_K_TESTANY && ev->flag > 0);
-    if (all) {
-        for (uint32_t i = 0; i < ev->nreqs; i++, n++) {
-            pos[n] = i;
-            st[n] = i < ev->nstatus ? &ev->status[i] : NULL;
-        }
-    } else if ((one || any) && ev->nreqs) {
-        int32_t i = one ? 0 : ev->index;
-        if (i >= 0 && (uint32_t)i < ev->nreqs) {
-            pos[n] = (uint32_t)i;
-            st[n++] = ev->nstatus ? &ev->status[0] : NULL;
-        }
-    } else if ((kind == PH_K_WAITSOME || kind == PH_K_TESTSOME) && ev->ncompleted != UINT32_MAX) {
-        for (uint32_t j = 0; j < ev->ncompleted; j++) {
-            if (ev->completed[j] < 0 || (uint32_t)ev->completed[j] >= ev->nreqs)
-                continue;
-            pos[n] = (uint32_t)ev->completed[j];
-            st[n++] = j < ev->nstatus ? &ev->status[j] : NULL;
-        }
-    }
-    return n;
-}
-
 static int is_wait_kind(unsigned k) { return k >= PH_K_WAIT && k <= PH_K_TESTSOME; }
 
 typedef struct prescan {
@@ -906,7 +876,7 @@ static int ps_complete(xrank *r, prescan *p, const ph_event *ev, unsigned kind)
             return -1;
         p->st = st, p->cap = ev->nreqs;
     }
-    uint32_t n = completions(ev, kind, p->pos, p->st);
+    uint32_t n = ph_event_completions(ev, p->pos, p->st);
     for (uint32_t i = 0; i < n; i++) {
         uint64_t id = ev->reqs[p->pos[i]], *w = map_get(&p->pending, id);
         const ph_status *s = p->st[i];
@@ -1166,7 +1136,7 @@ static int p_wait(xrank *r, const ph_event *ev, unsigned kind)
     const ph_status **st = malloc(nr * sizeof *st);
     xkey *set = malloc(nr * sizeof *set);
     int rc = pos && st && set ? CLI_OK : oom();
-    uint32_t k = rc == CLI_OK ? completions(ev, kind, pos, st) : 0;
+    uint32_t k = rc == CLI_OK ? ph_event_completions(ev, pos, st) : 0;
     for (uint32_t i = 0; i < k && rc == CLI_OK; i++)
         rc = complete_one(r, ev->reqs[pos[i]], set, &n);
     if (rc == CLI_OK) {

@@ -161,6 +161,12 @@ typedef struct ph_event {
     const ph_status *status;  /* one per completed request, or one for Recv/Probe */
 } ph_event;
 
+/* The requests a Wait or Test family event completed: their positions in
+ * ev->reqs and their statuses (NULL where none was recorded), in completion
+ * order; pos and st hold at least ev->nreqs entries.  0 for other events and
+ * for Tests that found nothing. */
+uint32_t ph_event_completions(const ph_event *ev, uint32_t *pos, const ph_status **st);
+
 typedef struct ph_comm_info {
     uint64_t gid;       /* global id, the same on every member rank */
     uint32_t size;      /* local group size */

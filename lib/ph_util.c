@@ -117,3 +117,33 @@ int ph_parse_ranks(const char *spec, uint32_t n, uint8_t *bitmap, ph_err *err)
     }
     return 0;
 }
+
+uint32_t ph_event_completions(const ph_event *ev, uint32_t *pos, const ph_status **st)
+{
+    const ph_op_info *info = ph_op(ev->op);
+    unsigned kind = info ? info->kind : 0;
+    uint32_t n = 0;
+    int all = kind == PH_K_WAITALL || (kind == PH_K_TESTALL && ev->flag > 0);
+    int one = kind == PH_K_WAIT || (kind == PH_K_TEST && ev->flag > 0);
+    int any = kind == PH_K_WAITANY || (kind == PH_K_TESTANY && ev->flag > 0);
+    if (all) {
+        for (uint32_t i = 0; i < ev->nreqs; i++, n++) {
+            pos[n] = i;
+            st[n] = i < ev->nstatus ? &ev->status[i] : NULL;
+        }
+    } else if ((one || any) && ev->nreqs) {
+        int32_t i = one ? 0 : ev->index;
+        if (i >= 0 && (uint32_t)i < ev->nreqs) {
+            pos[n] = (uint32_t)i;
+            st[n++] = ev->nstatus ? &ev->status[0] : NULL;
+        }
+    } else if ((kind == PH_K_WAITSOME || kind == PH_K_TESTSOME) && ev->ncompleted != UINT32_MAX) {
+        for (uint32_t j = 0; j < ev->ncompleted; j++) {
+            if (ev->completed[j] < 0 || (uint32_t)ev->completed[j] >= ev->nreqs)
+                continue;
+            pos[n] = (uint32_t)ev->completed[j];
+            st[n++] = j < ev->nstatus ? &ev->status[j] : NULL;
+        }
+    }
+    return n;
+}

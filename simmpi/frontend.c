@@ -479,35 +479,6 @@ static int resolve(tctx *t, fe_req *e, const ph_status *st)
     return 0;
 }
 
-/* Positions in ev->reqs that this call completed, with their statuses. */
-static uint32_t completions(const ph_event *ev, unsigned kind, uint32_t *pos, const ph_status **st)
-{
-    uint32_t n = 0;
-    int all = kind == PH_K_WAITALL || (kind == PH_K_TESTALL && ev->flag > 0);
-    int one = kind == PH_K_WAIT || (kind == PH_K_TEST && ev->flag > 0);
-    int any = kind == PH_K_WAITANY || (kind == PH_K_TESTANY && ev->flag > 0);
-    if (all) {
-        for (uint32_t i = 0; i < ev->nreqs; i++, n++) {
-            pos[n] = i;
-            st[n] = i < ev->nstatus ? &ev->status[i] : NULL;
-        }
-    } else if ((one || any) && ev->nreqs) {
-        int32_t i = one ? 0 : ev->index;
-        if (i >= 0 && (uint32_t)i < ev->nreqs) {
-            pos[n] = (uint32_t)i;
-            st[n++] = ev->nstatus ? &ev->status[0] : NULL;
-        }
-    } else if ((kind == PH_K_WAITSOME || kind == PH_K_TESTSOME) && ev->ncompleted != UINT32_MAX) {
-        for (uint32_t j = 0; j < ev->ncompleted; j++) {
-            if (ev->completed[j] < 0 || (uint32_t)ev->completed[j] >= ev->nreqs)
-                continue;
-            pos[n] = (uint32_t)ev->completed[j];
-            st[n++] = j < ev->nstatus ? &ev->status[j] : NULL;
-        }
-    }
-    return n;
-}
-
 static int emit_coll_copy(tctx *t, const ins *c)
 {
     ins *in = emit(t, I_COLL);
@@ -559,7 +530,7 @@ static int t_wait(tctx *t, unsigned kind)
     uint32_t *set = big ? malloc(nr * sizeof *set) : set_in;
     const ph_status **st = big ? malloc(nr * sizeof *st) : st_in;
     int rc = pos && set && st ? 0 : sim_fail(t->s, "out of memory (rank %u)", t->rank);
-    uint32_t k = rc ? 0 : completions(ev, kind, pos, st);
+    uint32_t k = rc ? 0 : ph_event_completions(ev, pos, st);
     for (uint32_t i = 0; i < k && rc == 0; i++)
         rc = complete_one(t, ev->reqs[pos[i]], st[i], set, &n);
     int test = kind == PH_K_TEST || kind == PH_K_TESTALL || kind == PH_K_TESTANY ||
