@@ -11,14 +11,6 @@
 
 #include "rep.h"
 
-static int tsize(MPI_Datatype t)
-{
-    int s = 0;
-    if (t != MPI_DATATYPE_NULL)
-        PMPI_Type_size(t, &s);
-    return s;
-}
-
 static MPI_Aint extent(MPI_Datatype t)
 {
     MPI_Aint lb = 0, ext = 0;
@@ -85,12 +77,12 @@ int rep_coll_bytes(const ph_call *c, const rep_comm *k, uint64_t *bytes, uint64_
         else if (is_op(c, PH_OP_ALLGATHERV, PH_OP_IALLGATHERV, -1, -1))
             count = c->rcounts[w.me], dt = rdt;
     }
-    *bytes = has(c, PH_F_DTYPE) ? (uint64_t)(count > 0 ? count : 0) * (uint64_t)tsize(dt) : 0;
+    *bytes = has(c, PH_F_DTYPE) ? (uint64_t)(count > 0 ? count : 0) * (uint64_t)rep_type_size(dt) : 0;
     if (has(c, PH_F_RDTYPE))
-        *rbytes = (uint64_t)(rcount > 0 ? rcount : 0) * (uint64_t)tsize(rdt);
+        *rbytes = (uint64_t)(rcount > 0 ? rcount : 0) * (uint64_t)rep_type_size(rdt);
     else
         *rbytes = has(c, PH_F_DTYPE) && has(c, PH_F_RCOUNT) ?
-                  (uint64_t)(rcount > 0 ? rcount : 0) * (uint64_t)tsize(dt) : 0;
+                  (uint64_t)(rcount > 0 ? rcount : 0) * (uint64_t)rep_type_size(dt) : 0;
     return 0;
 }
 
@@ -207,7 +199,7 @@ void rep_coll_deliver(const ph_call *c, rep_comm *k, uint32_t slot)
     int n = regions(c, k, &rg);
     uint64_t want = 0, len = 0;
     for (int i = 0; i < n; i++)
-        want += (uint64_t)(rg[i].count > 0 ? rg[i].count : 0) * (uint64_t)tsize(rg[i].type);
+        want += (uint64_t)(rg[i].count > 0 ? rg[i].count : 0) * (uint64_t)rep_type_size(rg[i].type);
     const uint8_t *data = n ? rep_log_data(rep.k, slot, &len) : NULL;
     if (n && !data)
         rep_die("%s: the message log has no output for this collective (communicator %u): the "
