@@ -9,25 +9,11 @@
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 need mpirun
 need python3
-LMP=$(command -v lmp || command -v lmp_openmpi || command -v lammps || true)
-[ -n "$LMP" ] || skip "LAMMPS is not installed (apt-get install lammps lammps-examples)"
-melt=""
-for f in /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt \
-         /usr/share/doc/lammps/examples/melt/in.melt; do
-  [ -f "$f" ] && { melt=$f; break; }
-  [ -f "$f.gz" ] && { melt=$f.gz; break; }
-done
-[ -n "$melt" ] || skip "the LAMMPS melt example is not installed (apt-get install lammps-examples)"
 ompi_info --param pml monitoring --level 9 2>/dev/null | grep -q pml_monitoring_enable ||
   skip "Open MPI's pml monitoring component is missing"
 
 # 4000 atoms, 250 steps, thermo every 50: about 2 s at 2 ranks.
-case "$melt" in
-  *.gz) gzip -dc "$melt" > "$WORK/in.melt" ;;
-  *) cp "$melt" "$WORK/in.melt" ;;
-esac
-sed -i -e 's/^run[[:space:]].*/run 250/' -e 's/^thermo[[:space:]].*/thermo 50/' "$WORK/in.melt"
-grep -q '^run 250' "$WORK/in.melt" || fail "cannot set the run length in $melt"
+need_lammps 250 50
 
 thermo() { # the thermo table: from the "Step ..." header to "Loop time"
   awk '/^ *Step /{on=1} /^Loop time/{on=0} on' "$1"

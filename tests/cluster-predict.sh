@@ -8,9 +8,7 @@
 # take rank 1's, 2's or 3's computation) predicts within 3% of every rank's
 # own vector.
 . "$top_srcdir/tests/lib.sh"
-LMP=$(command -v lmp || command -v lmp_openmpi || true)
-melt=$(ls /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt 2>/dev/null | head -1)
-[ -n "$LMP" ] && [ -n "$melt" ] || skip "LAMMPS and lammps-examples are not installed"
+need_lammps 100 50
 plat="$top_srcdir/platforms/ib-qdr.conf"
 
 # predicted total of TRACE with extra predict options, in ps
@@ -31,7 +29,6 @@ sys.exit(0 if abs(err) <= 3 else 1)
 PY
 }
 
-sed -e 's/^run[[:space:]].*/run 100/' -e 's/^thermo[[:space:]].*/thermo 50/' "$melt" > "$WORK/in.melt"
 (cd "$WORK" && "$PHANTOM" record --log -o "$WORK/lmp.trace" -- mpirun --oversubscribe -np 4 "$LMP" -in in.melt \
    -log none > "$WORK/lmp.out" 2>&1) || { tail "$WORK/lmp.out"; fail "LAMMPS under phantom record"; }
 "$PHANTOM" cluster "$WORK/lmp.trace" -k 1 --ppn 2 -o "$WORK/k1.json" > "$WORK/c.txt" || fail "phantom cluster -k 1 on LAMMPS"

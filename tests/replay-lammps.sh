@@ -6,20 +6,7 @@
 # ranks' atoms - must be the recorded run's, digit for digit.
 . "$top_srcdir/tests/lib.sh"
 need mpirun
-LMP=$(command -v lmp || command -v lmp_openmpi || command -v lammps || true)
-[ -n "$LMP" ] || skip "LAMMPS is not installed (apt-get install lammps lammps-examples)"
-melt=""
-for f in /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt \
-         /usr/share/doc/lammps/examples/melt/in.melt; do
-  [ -f "$f" ] && { melt=$f; break; }
-  [ -f "$f.gz" ] && { melt=$f.gz; break; }
-done
-[ -n "$melt" ] || skip "the LAMMPS melt example is not installed (apt-get install lammps-examples)"
-case "$melt" in
-  *.gz) gzip -dc "$melt" > "$WORK/in.melt" ;;
-  *) cp "$melt" "$WORK/in.melt" ;;
-esac
-sed -i -e 's/^run[[:space:]].*/run 250/' -e 's/^thermo[[:space:]].*/thermo 50/' "$WORK/in.melt"
+need_lammps 250 50
 
 thermo() { awk '/^ *Step /{on=1} /^Loop time/{on=0} on' "$1"; }
 cd "$WORK"
