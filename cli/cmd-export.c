@@ -391,28 +391,25 @@ static void wait_keys(xrank *r, const xkey *k, uint32_t n)
 
 /* ---- communicators ---------------------------------------------------------------------- */
 
-static int same_ranks(const int32_t *a, uint32_t na, const int32_t *b, uint32_t nb)
-{
-    return na == nb && (!na || memcmp(a, b, na * sizeof *a) == 0);
-}
-
 /* The two sides of an intercommunicator are two communicators of the trace
- * (each side's local group first): both use the lower id for their tags. */
+ * (each side's local group first): both use the lower id for their tags.
+ * The other side is the one with the paired gid, else the first whose groups
+ * are this one's swapped (ph_comm_other_side), as phantom predict pairs them. */
 static uint32_t canon_comm(exporter *x, uint32_t comm)
 {
     if (comm >= x->ncomms)
         return comm;
     if (x->canon[comm] == UINT32_MAX) {
         const ph_comm_info *c = ph_trace_comm(x->t, comm);
-        x->canon[comm] = comm;
-        for (uint32_t i = 0; c->remote_size && i < comm; i++) {
-            const ph_comm_info *o = ph_trace_comm(x->t, i);
-            if (same_ranks(o->members, o->size, c->remote, c->remote_size) &&
-                same_ranks(o->remote, o->remote_size, c->members, c->size)) {
-                x->canon[comm] = i;
+        uint32_t other = comm;
+        for (uint32_t i = 0; c->remote_size && i < x->ncomms; i++) {
+            int side = i == comm ? 0 : ph_comm_other_side(c, ph_trace_comm(x->t, i));
+            if (side == 2 || (side == 1 && other == comm))
+                other = i;
+            if (side == 2)
                 break;
-            }
         }
+        x->canon[comm] = other < comm ? other : comm;
     }
     return x->canon[comm];
 }

@@ -175,6 +175,11 @@ typedef struct ph_comm_info {
     int32_t *remote;
 } ph_comm_info;
 
+/* Is b the other side of intercommunicator a?  2: by gid (the recorder's
+ * sides differ in bit 0 only), 1: by groups alone (b's local and remote
+ * groups are a's swapped; traces from before the gid rule), 0: no. */
+int ph_comm_other_side(const ph_comm_info *a, const ph_comm_info *b);
+
 typedef struct ph_site_info {
     uint64_t gid;      /* hash of (module basename, offset) frames */
     uint32_t nframes;

@@ -147,3 +147,17 @@ uint32_t ph_event_completions(const ph_event *ev, uint32_t *pos, const ph_status
     }
     return n;
 }
+
+static int same_ranks(const int32_t *a, const int32_t *b, uint32_t n)
+{
+    return n == 0 || memcmp(a, b, n * sizeof *a) == 0;
+}
+
+int ph_comm_other_side(const ph_comm_info *a, const ph_comm_info *b)
+{
+    if (!a || !b || !a->remote_size || !b->remote_size || b->size != a->remote_size ||
+        b->remote_size != a->size || !same_ranks(b->members, a->remote, b->size) ||
+        !same_ranks(b->remote, a->members, a->size))
+        return 0;
+    return b->gid == (a->gid ^ 1) ? 2 : 1;
+}

@@ -951,14 +951,8 @@ const ph_comm_info *sim_comm(sim *s, uint32_t id)
     return c->info;
 }
 
-static int same_ranks(const int32_t *a, const int32_t *b, uint32_t n)
-{
-    return n == 0 || memcmp(a, b, n * sizeof *a) == 0;
-}
-
-/* The other side of intercommunicator id: the recorder gives the two sides
- * gids that differ in bit 0 only (doc/trace-format.md); for traces from
- * before that, the first communicator whose groups are this one's swapped. */
+/* The other side of intercommunicator id (ph_comm_other_side): the one with
+ * the paired gid, else the first whose groups are this one's swapped. */
 static uint32_t intercomm_partner(sim *s, uint32_t id, const ph_comm_info *me)
 {
     uint32_t by_groups = id;
@@ -966,12 +960,10 @@ static uint32_t intercomm_partner(sim *s, uint32_t id, const ph_comm_info *me)
         const ph_comm_info *c = j == id ? NULL : sim_comm(s, j);
         if (!c && j != id)
             break;
-        if (!c || !c->remote_size || c->size != me->remote_size || c->remote_size != me->size ||
-            !same_ranks(c->members, me->remote, c->size) || !same_ranks(c->remote, me->members, me->size))
-            continue;
-        if (c->gid == (me->gid ^ 1))
+        int side = ph_comm_other_side(me, c);
+        if (side == 2)
             return j;
-        if (by_groups == id)
+        if (side == 1 && by_groups == id)
             by_groups = j;
     }
     return by_groups;
