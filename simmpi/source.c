@@ -362,8 +362,7 @@ int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_er
     /* phantom finish and the writer count the events into meta.json: the
      * progress total is free then, with no counting pass */
     const char *events = ph_trace_meta(t, "events");
-    if (events && strtoull(events, NULL, 10) > 0)
-        atomic_store_explicit(&ts->total, strtoull(events, NULL, 10), memory_order_relaxed);
+    atomic_store_explicit(&ts->total, events ? strtoull(events, NULL, 10) : 0, memory_order_relaxed);
     if (threads > 1 && n > 0) { /* the simulating thread is one of them */
         src->next = threaded_next;
         if (start_workers(ts, threads - 1, err) < 0) {
