@@ -660,12 +660,13 @@ static int ag_neighbor(const ins_coll *c, rb *b)
     }
     /* where the two blocks sent in round k start (Open MPI's send_data_from) */
     int off[2] = {even ? 2 : -2, even ? -2 : 2};
-    int64_t from[2] = {even ? me : nb[0], even ? me : nb[0]}, send = even ? me : nb[0];
-    for (uint32_t i = 1; i <= k; i++) {
-        int par = i % 2;
-        from[par] = (from[par] + off[par] + p) % p;
-        if (i < k)
-            send = from[par];
+    /* Open MPI moves from[i % 2] by off[i % 2] in rounds i = 1 .. k-1 and
+     * sends from the last one moved: that start moved by its round count. */
+    int64_t send = even ? me : nb[0];
+    if (k > 1) {
+        int par = (int)((k - 1) % 2);
+        int64_t moves = par ? k / 2 : (k - 1) / 2;
+        send = ((send + moves * off[par]) % (int64_t)p + p) % p;
     }
     S(b->o, nb[k % 2], blocks(c, (uint32_t)send, 2));
     R(b->o, nb[k % 2]);
@@ -732,16 +733,21 @@ static int a2a_pairwise(const ins_coll *c, rb *b)
     return b->hit = 1;
 }
 
+/* How many of 0 .. p-1 have bit d (a power of two) set: the blocks a Bruck
+ * round moves, counted without a loop over p in every round. */
+static uint32_t with_bit(uint32_t p, uint32_t d)
+{
+    uint64_t period = 2 * (uint64_t)d, rest = p % period;
+    return (uint32_t)(p / period * d + (rest > d ? rest - d : 0));
+}
+
 static int a2a_bruck(const ins_coll *c, rb *b)
 {
     uint32_t p = c->size;
     for (uint32_t d = 1; d < p; d <<= 1) {
         if (!rnd(b))
             continue;
-        uint32_t n = 0;
-        for (uint32_t i = 1; i < p; i++)
-            n += (i & d) != 0;
-        S(b->o, (c->me + d) % p, (uint64_t)n * B(c));
+        S(b->o, (c->me + d) % p, (uint64_t)with_bit(p, d) * B(c));
         R(b->o, (c->me + p - d) % p);
     }
     return b->hit;
