@@ -95,12 +95,18 @@ void fe_pop(sim *s, uint32_t rank)
 /* ---- request map: trace request id -> fe_req (linear probing) ------------------ */
 
 /* Trace request ids are sequential per rank: the id itself spreads them, and
- * the requests of one Waitall sit side by side in the map. */
+ * the requests of one Waitall sit side by side in the map.  A deleted entry
+ * becomes a tombstone (MAP_TOMB, never a trace id): shifting the entries
+ * behind it back, as linear probing otherwise must, walked the whole run of
+ * a Waitall's ids for each of them.  Tombstones are swept when the map is
+ * rebuilt, which happens once they and the live entries fill half of it. */
+#define MAP_TOMB UINT64_MAX
+
 static uint64_t id_hash(uint64_t id) { return id; }
 
 static fe_req *map_find(fe_rank *f, uint64_t id)
 {
-    if (!f->mapcap || !id || id == UINT64_MAX)
+    if (!f->mapcap || !id || id == MAP_TOMB)
         return NULL;
     for (uint32_t i = (uint32_t)id_hash(id) & (f->mapcap - 1);; i = (i + 1) & (f->mapcap - 1)) {
         if (f->map[i].id == id)
@@ -110,14 +116,18 @@ static fe_req *map_find(fe_rank *f, uint64_t id)
     }
 }
 
-static int map_grow(fe_rank *f)
+/* Rebuilds the map without tombstones, twice as large if live entries
+ * alone would fill a quarter of it. */
+static int map_rebuild(fe_rank *f)
 {
-    uint32_t nc = f->mapcap ? f->mapcap * 2 : 8;
+    uint32_t nc = f->mapcap ? f->mapcap : 8;
+    if ((f->mapused + 1) * 4 > nc)
+        nc *= 2;
     fe_req *m = calloc(nc, sizeof *m);
     if (!m)
         return -1;
     for (uint32_t i = 0; i < f->mapcap; i++) {
-        if (!f->map[i].id)
+        if (!f->map[i].id || f->map[i].id == MAP_TOMB)
             continue;
         uint32_t j = (uint32_t)id_hash(f->map[i].id) & (nc - 1);
         while (m[j].id)
@@ -127,6 +137,7 @@ static int map_grow(fe_rank *f)
     free(f->map);
     f->map = m;
     f->mapcap = nc;
+    f->maptombs = 0;
     return 0;
 }
 
@@ -137,14 +148,16 @@ static fe_req *map_add(tctx *t, uint64_t id, uint8_t kind)
     fe_rank *f = t->f;
     fe_req *e = map_find(f, id);
     if (!e) {
-        if ((f->mapused + 1) * 2 > f->mapcap && map_grow(f) < 0) {
+        if ((f->mapused + f->maptombs + 1) * 2 > f->mapcap && map_rebuild(f) < 0) {
             sim_fail(t->s, "out of memory (rank %u)", t->rank);
             return NULL;
         }
         uint32_t i = (uint32_t)id_hash(id) & (f->mapcap - 1);
-        while (f->map[i].id)
+        while (f->map[i].id && f->map[i].id != MAP_TOMB)
             i = (i + 1) & (f->mapcap - 1);
         e = &f->map[i];
+        if (e->id == MAP_TOMB)
+            f->maptombs--;
         f->mapused++;
     }
     *e = (fe_req){.id = id, .ereq = NIL, .kind = kind};
@@ -153,21 +166,11 @@ static fe_req *map_add(tctx *t, uint64_t id, uint8_t kind)
 
 static void map_del(fe_rank *f, fe_req *e)
 {
-    uint32_t i = (uint32_t)(e - f->map), j = i, mask = f->mapcap - 1;
     free(e->coll);
-    e->id = 0;
+    e->coll = NULL;
+    e->id = MAP_TOMB;
     f->mapused--;
-    for (;;) {
-        j = (j + 1) & mask;
-        if (!f->map[j].id)
-            return;
-        uint32_t home = (uint32_t)id_hash(f->map[j].id) & mask;
-        if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
-            continue;
-        f->map[i] = f->map[j];
-        f->map[j].id = 0;
-        i = j;
-    }
+    f->maptombs++;
 }
 
 /* ---- engine requests -------------------------------------------------------------- */
@@ -867,7 +870,7 @@ void fe_free(fe_rank *f)
             free(in->u.c.v);
     }
     for (uint32_t i = 0; i < f->mapcap; i++)
-        if (f->map[i].id && f->map[i].coll) {
+        if (f->map[i].id && f->map[i].id != MAP_TOMB && f->map[i].coll) {
             free(f->map[i].coll->u.c.v);
             free(f->map[i].coll);
         }

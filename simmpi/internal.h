@@ -216,7 +216,7 @@ typedef struct fe_rank {
     uint64_t base;       /* absolute index of q[head] */
     uint32_t unresolved;
     fe_req *map;         /* open addressing by trace request id */
-    uint32_t mapcap, mapused;
+    uint32_t mapcap, mapused, maptombs;
     uint64_t events, k;  /* events read; computation units so far */
     uint64_t t_start, t_end, prev_exit; /* host: first call's exit, last call's entry */
     uint8_t started, eof, complete;
