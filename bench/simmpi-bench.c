@@ -39,6 +39,7 @@ typedef struct gen {
     uint32_t iters;
     uint64_t bytes, comp;
     uint32_t *pos;       /* per rank: events produced so far */
+    int32_t (*nb)[6];    /* per rank: its six neighbours (the divisions, done once) */
     ph_comm_info world;
     /* scratch for the arrays of the event being handed out (one at a time) */
     uint64_t reqs[12];
@@ -47,13 +48,15 @@ typedef struct gen {
 
 static uint32_t per_iter(const gen *g) { return g->kind ? 1 : 14; }
 
-static int32_t neighbour(const gen *g, uint32_t rank, int k)
+static int32_t neighbour_of(const gen *g, uint32_t rank, int k)
 {
     uint32_t c[3] = {rank % g->dims[0], rank / g->dims[0] % g->dims[1], rank / (g->dims[0] * g->dims[1])};
     int d = k / 2;
     c[d] = (c[d] + g->dims[d] + (k % 2 ? 1u : g->dims[d] - 1u)) % g->dims[d];
     return (int32_t)(c[0] + g->dims[0] * (c[1] + g->dims[1] * c[2]));
 }
+
+static int32_t neighbour(const gen *g, uint32_t rank, int k) { return g->nb[rank][k]; }
 
 /* Stencil iteration: 6 Irecv, 6 Isend, Waitall(12), Allreduce(8 B). */
 static void stencil_event(gen *g, uint32_t rank, uint32_t it, uint32_t step, ph_event *ev)
@@ -221,6 +224,13 @@ static int synthetic(int argc, char **argv)
         return 2;
     }
     cube(g.n, g.dims);
+    /* the generator's own tables are not the simulator's memory: before rss0 */
+    g.nb = malloc(g.n * sizeof *g.nb);
+    if (!g.nb)
+        return 1;
+    for (uint32_t i = 0; i < g.n; i++)
+        for (int k = 0; k < 6; k++)
+            g.nb[i][k] = neighbour_of(&g, i, k);
     long rss0 = rss_kib();
     g.pos = calloc(g.n, sizeof *g.pos);
     g.world.size = g.n;
@@ -235,6 +245,7 @@ static int synthetic(int argc, char **argv)
              g.iters, (unsigned long long)g.bytes);
     int rc = run(g.kind ? argv[1] : what, &src, rss0);
     free(g.pos);
+    free(g.nb);
     free(g.world.members);
     return rc;
 }
