@@ -46,6 +46,7 @@ typedef struct tctx { /* translating one event */
     uint32_t rank;
     fe_rank *f;
     const ph_event *ev;
+    uint32_t comm;       /* of what is emitted: ev's, or a persistent request's at Start */
     simtime comp;
     int first;
 } tctx;
@@ -64,7 +65,7 @@ static ins *emit(tctx *t, uint8_t type)
     in->type = type;
     in->op = t->ev->op;
     in->site = t->ev->site;
-    in->comm = t->ev->comm;
+    in->comm = t->comm;
     if (t->first) {
         in->flags = F_CALL;
         in->comp = t->comp;
@@ -182,7 +183,7 @@ static uint32_t new_req(tctx *t, uint8_t kind, int32_t peer, int32_t tag)
         req *r = &t->s->rq[q];
         r->op = t->ev->op;
         r->site = t->ev->site;
-        r->comm = t->ev->comm;
+        r->comm = t->comm;
         r->peer = peer;
         r->tag = tag;
     }
@@ -355,11 +356,14 @@ static int t_pinit(tctx *t, uint8_t kind)
     return 0;
 }
 
+/* An MPI_Start names no communicator: the instance is posted on the one
+ * the request was created on (t->comm is restored by t_start). */
 static int start_one(tctx *t, uint64_t id)
 {
     fe_req *e = map_find(t->f, id);
     if (!e || (e->kind != FK_PSEND && e->kind != FK_PRECV))
         return 0; /* a request we never saw created: nothing to simulate */
+    t->comm = e->comm;
     if (e->kind == FK_PRECV)
         return post_irecv(t, e, e->peer, e->peer, e->tag, e->bytes);
     if (e->peer == PH_PROC_NULL) {
@@ -380,10 +384,11 @@ static int start_one(tctx *t, uint64_t id)
 
 static int t_start(tctx *t)
 {
-    for (uint32_t i = 0; i < t->ev->nreqs; i++)
-        if (start_one(t, t->ev->reqs[i]) < 0)
-            return -1;
-    return 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < t->ev->nreqs && rc == 0; i++)
+        rc = start_one(t, t->ev->reqs[i]);
+    t->comm = t->ev->comm;
+    return rc < 0 ? -1 : 0;
 }
 
 static int t_sendrecv(tctx *t)
@@ -825,7 +830,8 @@ static int fe_read(sim *s, uint32_t rank)
     f->prev_exit = ev.t_exit;
     f->events++;
     s->events++;
-    tctx t = {.s = s, .rank = rank, .f = f, .ev = &ev, .comp = comp_unit(s, rank, f->k++, gap), .first = 1};
+    tctx t = {.s = s, .rank = rank, .f = f, .ev = &ev, .comm = ev.comm,
+              .comp = comp_unit(s, rank, f->k++, gap), .first = 1};
     if (translate_kind(&t, info->kind) < 0)
         return -1;
     if (t.first && !emit(&t, I_NOP)) /* every call accounts its computation unit */

@@ -48,4 +48,22 @@ $PREDICT "$WORK/c.trace" --platform "$P" --ppn 4 --json > "$WORK/c.json" ||
   fail "predict on a trace with intercommunicator traffic"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["simulator"]["unmatched_messages"] == 0, d["simulator"]' \
   "$WORK/c.json" || fail "unmatched messages across the intercommunicator"
+
+# Persistent requests against plain ones on a duplicated communicator
+# (tests/progs/persistent.c): a Start is posted on the request's
+# communicator.  Before, it was posted on none and rank 1 deadlocked.
+prog=$(cd "$WORK" && build_prog persistent.c)
+"$PHANTOM" record -o "$WORK/pr.trace" -- timeout 300 mpirun -np 2 "$prog" 5 > "$WORK/out" 2>&1 ||
+  { cat "$WORK/out"; fail "persistent under phantom record"; }
+$PREDICT "$WORK/pr.trace" --platform "$P" --json > "$WORK/pr.json" ||
+  fail "predict on persistent requests matched with plain ones"
+python3 - "$WORK/pr.json" <<'PY' || fail "persistent requests simulated wrongly"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert all(r["complete"] for r in d["ranks"]), d["ranks"]
+# 5 persistent + 5 plain sends one way, 5 plain sends back to a persistent
+# receive, and Comm_dup's allreduce of the context id (2 messages at 2 ranks)
+assert d["simulator"]["messages"] == 17 and d["simulator"]["unmatched_messages"] == 0, d["simulator"]
+assert d["ops"]["MPI_Start"]["calls"] == 10, d["ops"]["MPI_Start"]
+PY
 echo "recorded traces predicted"
