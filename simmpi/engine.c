@@ -61,11 +61,17 @@ static int grow(void **p, uint32_t *cap, size_t elem)
     return 0;
 }
 
+/* A rank reuses its own released requests: the few a rank has in flight stay
+ * on the same cache lines, instead of being scattered over the pool by a
+ * global free list that hands each rank the lines other ranks just let go.
+ * Which index a request gets is invisible to the simulation (only messages'
+ * indices order the heap), so the prediction does not depend on it. */
 uint32_t req_new(sim *s, uint32_t rank, uint8_t kind)
 {
-    uint32_t i = s->freerq;
+    srank *r = &s->r[rank];
+    uint32_t i = r->freerq;
     if (i != NIL) {
-        s->freerq = s->rq[i].next;
+        r->freerq = s->rq[i].next;
     } else {
         if (s->nrq == s->caprq && grow((void **)&s->rq, &s->caprq, sizeof *s->rq) < 0) {
             sim_fail(s, "out of memory (%u requests)", s->nrq);
@@ -79,9 +85,10 @@ uint32_t req_new(sim *s, uint32_t rank, uint8_t kind)
 
 void req_release(sim *s, uint32_t q)
 {
+    srank *r = &s->r[s->rq[q].rank];
     s->rq[q].state = 0;
-    s->rq[q].next = s->freerq;
-    s->freerq = q;
+    s->rq[q].next = r->freerq;
+    r->freerq = q;
 }
 
 static uint32_t msg_new(sim *s)
@@ -1044,7 +1051,7 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     s->src = src;
     s->n = src->nranks;
     s->err = err;
-    s->freerq = s->freems = NIL;
+    s->freems = NIL;
     s->next_progress = o->progress ? PROGRESS_STEP : UINT64_MAX;
     if (src->nranks > SIMMPI_MAX_RANKS)
         return sim_fail(s, "%u ranks: the simulator takes at most %u", src->nranks, SIMMPI_MAX_RANKS);
@@ -1054,6 +1061,8 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     s->r = calloc(s->n ? s->n : 1, sizeof *s->r);
     if (!s->res || !s->r)
         return sim_fail(s, "out of memory (%u ranks)", s->n);
+    for (uint32_t i = 0; i < s->n; i++)
+        s->r[i].freerq = NIL;
     s->res->nranks = s->n;
     s->res->nsites = src->nsites;
     s->res->ranks = calloc(s->n ? s->n : 1, sizeof *s->res->ranks);

@@ -232,6 +232,7 @@ typedef struct srank {
     simtime w0, wovh;    /* current block: start, overhead charged during it */
     simtime txfree[2], rxfree[2]; /* NIC free times (inter, intra) */
     uint32_t nwait;
+    uint32_t freerq;     /* this rank's released requests (req.next), or NIL */
     uint8_t state, comp_done, unblocked;
     uint16_t op;         /* MPI call being executed (accounting) */
     uint32_t site;
@@ -272,7 +273,7 @@ typedef struct sim {
     uint32_t *own_node_of;
     /* pools */
     req *rq;
-    uint32_t nrq, caprq, freerq;
+    uint32_t nrq, caprq;  /* free requests are kept per rank: srank.freerq */
     msg *ms;
     uint32_t nms, capms, freems;
     mtable mt;
