@@ -23,6 +23,7 @@ typedef struct rb { /* walks an algorithm's rounds, keeping only round `want` */
     uint32_t want, cur;
     coll_round *o;
     int hit;
+    coll_memo *m;        /* what the rank's earlier rounds worked out, or NULL */
 } rb;
 
 static int rnd(rb *b)
@@ -447,7 +448,14 @@ static uint32_t count_rounds(const ins_coll *c, coll_round *scratch)
 /* first's rounds, then second's: sub-collectives with their own algorithms. */
 static int compose(const ins_coll *first, const ins_coll *second, rb *b)
 {
-    uint32_t n1 = count_rounds(first, b->o);
+    uint32_t n1;
+    if (b->m && b->m->split) {
+        n1 = b->m->split - 1;
+    } else {
+        n1 = count_rounds(first, b->o);
+        if (b->m)
+            b->m->split = n1 + 1;
+    }
     b->o->nsend = b->o->nrecv = 0;
     b->o->reduce_bytes = 0;
     rb sub = {.o = b->o};
@@ -459,6 +467,18 @@ static int compose(const ins_coll *first, const ins_coll *second, rb *b)
         b->hit = run_alg(second, &sub);
     }
     return b->hit;
+}
+
+/* The algorithm of sub-collective idx (0 or 1) of a composition, decided on
+ * bytes: once per rank and collective, not in every round. */
+static uint8_t sub_alg(rb *b, int idx, int coll, uint32_t size, uint64_t bytes)
+{
+    if (b->m && b->m->alg[idx])
+        return b->m->alg[idx];
+    uint8_t alg = (uint8_t)simmpi_coll_decide(coll, size, bytes);
+    if (b->m)
+        b->m->alg[idx] = alg;
+    return alg;
 }
 
 static ins_coll sub_coll(const ins_coll *c, int coll, int alg, uint32_t root, uint64_t count)
@@ -578,8 +598,10 @@ static int allreduce(const ins_coll *c, rb *b)
     case 1:
     case 2: {
         int lin = c->alg == 1;
-        ins_coll r = sub_coll(c, SIMMPI_REDUCE, lin ? 1 : 0, 0, c->count);
-        ins_coll bc = sub_coll(c, SIMMPI_BCAST, lin ? 1 : 0, 0, c->count);
+        ins_coll r = sub_coll(c, SIMMPI_REDUCE, lin ? 1 : sub_alg(b, 0, SIMMPI_REDUCE, c->size, B(c)),
+                              0, c->count);
+        ins_coll bc = sub_coll(c, SIMMPI_BCAST, lin ? 1 : sub_alg(b, 1, SIMMPI_BCAST, c->size, B(c)),
+                               0, c->count);
         return compose(&r, &bc, b);
     }
     case 4:
@@ -681,16 +703,16 @@ static int allgather(const ins_coll *c, rb *b)
         alg = alg == 1 ? 1 : alg == 2 ? 2 : alg == 3 ? 4 : alg == 4 ? 5 : 6;
     switch (alg) {
     case 1: { /* gather to 0, then broadcast everything */
-        ins_coll g = sub_coll(c, v ? SIMMPI_GATHERV : SIMMPI_GATHER, v ? 1 : 0, 0, c->count);
+        ins_coll g = sub_coll(c, v ? SIMMPI_GATHERV : SIMMPI_GATHER,
+                              v ? 1 : sub_alg(b, 0, SIMMPI_GATHER, c->size, B(c)), 0, c->count);
         if (v) {
             g.count = c->v[c->me];
             g.esize = 1;
         }
         uint64_t total = blocks(c, 0, c->size);
-        ins_coll bc = sub_coll(c, SIMMPI_BCAST, 0, 0, total);
+        ins_coll bc = sub_coll(c, SIMMPI_BCAST, sub_alg(b, 1, SIMMPI_BCAST, c->size, total), 0, total);
         bc.esize = 1;
         bc.v = NULL;
-        bc.alg = (uint8_t)simmpi_coll_decide(SIMMPI_BCAST, c->size, total);
         return compose(&g, &bc, b);
     }
     case 2: return ag_bruck(c, b);
@@ -923,10 +945,9 @@ static int reduce_scatter(const ins_coll *c, rb *b)
     int linear = c->alg == 1;
     if (linear) { /* reduce everything to 0, then scatter(v) the blocks */
         uint64_t all = blocks(&cv, 0, c->size);
-        ins_coll r = sub_coll(c, SIMMPI_REDUCE, 0, 0, all);
+        ins_coll r = sub_coll(c, SIMMPI_REDUCE, sub_alg(b, 0, SIMMPI_REDUCE, c->size, all), 0, all);
         r.esize = 1;
         r.v = NULL;
-        r.alg = (uint8_t)simmpi_coll_decide(SIMMPI_REDUCE, c->size, all);
         ins_coll s = sub_coll(c, cv.v ? SIMMPI_SCATTERV : SIMMPI_SCATTER, 1, 0, c->count);
         if (c->coll == SIMMPI_REDUCE_SCATTER_BLOCK)
             s.v = NULL;
@@ -973,13 +994,13 @@ static int run_alg(const ins_coll *c, rb *b)
     }
 }
 
-int coll_round_get(const ins_coll *c, uint32_t k, coll_round *out)
+int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out)
 {
     if (coll_round_reserve(out, c->size + 4) < 0)
         return -1;
     out->nsend = out->nrecv = 0;
     out->reduce_bytes = 0;
-    rb b = {.want = k, .o = out};
+    rb b = {.want = k, .o = out, .m = m};
     int hit = run_alg(c, &b);
     if (!hit)
         out->nsend = out->nrecv = 0;

@@ -250,8 +250,9 @@ int simmpi_coll_messages(const simmpi_coll_args *a, simmpi_msg_fn fn, void *ctx,
             c.count = a->vbytes[me]; /* what this rank contributes */
             c.esize = 1;
         }
+        coll_memo memo = {0};
         for (uint32_t k = 0;; k++) {
-            int hit = coll_round_get(&c, k, &cr);
+            int hit = coll_round_get(&c, &memo, k, &cr);
             if (hit < 0)
                 rc = -1;
             if (hit <= 0)

@@ -655,7 +655,9 @@ static int coll_start_round(sim *s, uint32_t rank, const ins *in)
 {
     srank *r = &s->r[rank];
     coll_round *cr = &s->cr;
-    int rc = coll_round_get(&in->u.c, r->round, cr);
+    if (r->round == 0)
+        r->memo = (coll_memo){0};
+    int rc = coll_round_get(&in->u.c, &r->memo, r->round, cr);
     if (rc < 0)
         return sim_fail(s, "rank %u: %s: cannot build round %u of the collective", rank,
                         ph_ops[in->op].name, r->round);

@@ -226,6 +226,11 @@ typedef struct fe_rank {
 
 enum rank_state { RK_RUN, RK_QUEUED, RK_BLOCKED, RK_DONE };
 
+typedef struct coll_memo {
+    uint8_t alg[2];      /* sub-collectives' algorithms, 0: not decided yet */
+    uint32_t split;      /* rounds of a composition's first part + 1, 0: not counted */
+} coll_memo;
+
 typedef struct srank {
     simtime now;         /* virtual clock */
     simtime debt;        /* CPU taken by protocol handling while computing */
@@ -238,6 +243,7 @@ typedef struct srank {
     uint32_t site;
     uint32_t round;      /* collective: next round */
     simtime rcomp;       /* collective: reduction work after the current round */
+    coll_memo memo;      /* collective: what its rounds need not work out again */
     uint32_t *creq;      /* requests of the current collective round */
     uint32_t ncreq, capcreq;
     simmpi_breakdown acct;
@@ -308,7 +314,11 @@ void fe_pop(sim *s, uint32_t rank);
 void fe_free(fe_rank *f);
 
 /* coll.c */
-int coll_round_get(const ins_coll *c, uint32_t k, coll_round *out);
+/* Round k of a rank's schedule.  m (zeroed before round 0, kept across the
+ * rounds of one rank's collective, or NULL) spares every round the work of
+ * deciding sub-collectives' algorithms and where a composition's second
+ * part starts. */
+int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out);
 /* The algorithm a collective runs: forced (> 0, if it exists) or Open MPI's rule. */
 int coll_alg_resolve(simmpi_coll c, int forced, uint32_t size, uint64_t bytes);
 int coll_round_reserve(coll_round *r, uint32_t n);
