@@ -84,8 +84,15 @@ void fe_pop(sim *s, uint32_t rank)
 {
     fe_rank *f = &s->r[rank].fe;
     ins *in = &f->q[f->head];
-    if (in->type == I_WAIT && in->u.w.reqs != in->u.w.inl)
-        free(in->u.w.reqs);
+    if (in->type == I_WAIT && in->u.w.reqs != in->u.w.inl) {
+        if (in->u.w.cap > f->sparecap) { /* keep the larger array for the next Waitall */
+            free(f->spare);
+            f->spare = in->u.w.reqs;
+            f->sparecap = in->u.w.cap;
+        } else {
+            free(in->u.w.reqs);
+        }
+    }
     if (in->type == I_COLL)
         free(in->u.c.v);
     f->head = (f->head + 1) & (f->cap - 1);
@@ -147,7 +154,11 @@ static int map_rebuild(fe_rank *f)
 static fe_req *map_add(tctx *t, uint64_t id, uint8_t kind)
 {
     fe_rank *f = t->f;
-    fe_req *e = map_find(f, id);
+    /* The recorder numbers a rank's requests upwards: an id above every one
+     * seen is new, and need not be looked for past the tombstones. */
+    fe_req *e = id > f->maxid ? NULL : map_find(f, id);
+    if (id > f->maxid)
+        f->maxid = id;
     if (!e) {
         if ((f->mapused + f->maptombs + 1) * 2 > f->mapcap && map_rebuild(f) < 0) {
             sim_fail(t->s, "out of memory (rank %u)", t->rank);
@@ -228,8 +239,19 @@ static int emit_wait(tctx *t, const uint32_t *reqs, uint32_t n)
     ins *in = emit(t, I_WAIT);
     if (!in)
         return -1;
+    fe_rank *f = t->f;
     in->u.w.n = n;
-    in->u.w.reqs = n <= 3 ? in->u.w.inl : malloc(n * sizeof *reqs);
+    if (n <= 3) {
+        in->u.w.reqs = in->u.w.inl;
+    } else if (f->sparecap >= n) { /* the array a popped Wait left behind */
+        in->u.w.reqs = f->spare;
+        in->u.w.cap = f->sparecap;
+        f->spare = NULL;
+        f->sparecap = 0;
+    } else {
+        in->u.w.reqs = malloc(n * sizeof *reqs);
+        in->u.w.cap = n;
+    }
     if (!in->u.w.reqs)
         return sim_fail(t->s, "out of memory (rank %u)", t->rank);
     memcpy(in->u.w.reqs, reqs, n * sizeof *reqs);
@@ -882,4 +904,5 @@ void fe_free(fe_rank *f)
         }
     free(f->q);
     free(f->map);
+    free(f->spare);
 }

@@ -37,7 +37,7 @@ typedef struct ins_p2p {
 } ins_p2p;
 
 typedef struct ins_wait {
-    uint32_t n;
+    uint32_t n, cap;     /* cap: of reqs when it is not inl */
     uint32_t *reqs;      /* engine requests; inl when n <= 3 */
     uint32_t inl[3];
 } ins_wait;
@@ -215,8 +215,10 @@ typedef struct fe_rank {
     uint32_t head, len, cap;
     uint64_t base;       /* absolute index of q[head] */
     uint32_t unresolved;
+    uint32_t *spare, sparecap; /* a popped Wait's request array, for the next one */
     fe_req *map;         /* open addressing by trace request id */
     uint32_t mapcap, mapused, maptombs;
+    uint64_t maxid;      /* the highest trace request id added */
     uint64_t events, k;  /* events read; computation units so far */
     uint64_t t_start, t_end, prev_exit; /* host: first call's exit, last call's entry */
     uint8_t started, eof, complete;
