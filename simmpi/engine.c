@@ -61,6 +61,24 @@ static int grow(void **p, uint32_t *cap, size_t elem)
     return 0;
 }
 
+/* grow() for arrays of cache-line-sized records (realloc keeps only 16-byte
+ * alignment, and a record straddling two lines costs two misses). */
+static int grow_aligned(void **p, uint32_t *cap, size_t elem)
+{
+    uint32_t nc = *cap ? *cap * 2 : 1024;
+    if (nc <= *cap)
+        return -1;
+    void *q = aligned_alloc(64, (size_t)nc * elem);
+    if (!q)
+        return -1;
+    if (*cap)
+        memcpy(q, *p, (size_t)*cap * elem);
+    free(*p);
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
 /* A rank reuses its own released requests: the few a rank has in flight stay
  * on the same cache lines, instead of being scattered over the pool by a
  * global free list that hands each rank the lines other ranks just let go.
@@ -73,7 +91,7 @@ uint32_t req_new(sim *s, uint32_t rank, uint8_t kind)
     if (i != NIL) {
         r->freerq = s->rq[i].next;
     } else {
-        if (s->nrq == s->caprq && grow((void **)&s->rq, &s->caprq, sizeof *s->rq) < 0) {
+        if (s->nrq == s->caprq && grow_aligned((void **)&s->rq, &s->caprq, sizeof *s->rq) < 0) {
             sim_fail(s, "out of memory (%u requests)", s->nrq);
             return NIL;
         }
@@ -1060,7 +1078,10 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     if (!(o->comp_scale >= 0))
         return sim_fail(s, "computation scale %g is not a factor >= 0", o->comp_scale);
     s->res = calloc(1, sizeof *s->res);
-    s->r = calloc(s->n ? s->n : 1, sizeof *s->r);
+    /* ranks on line boundaries: a 256-byte srank spans 4 lines, not 5 */
+    size_t rbytes = ((s->n ? s->n : 1) * sizeof *s->r + 63) & ~(size_t)63;
+    if ((s->r = aligned_alloc(64, rbytes)))
+        memset(s->r, 0, rbytes);
     if (!s->res || !s->r)
         return sim_fail(s, "out of memory (%u ranks)", s->n);
     for (uint32_t i = 0; i < s->n; i++)

@@ -26,7 +26,7 @@ static ins *ring_at(fe_rank *f, uint64_t abs) { return &f->q[(f->head + (abs - f
 static int ring_grow(fe_rank *f)
 {
     uint32_t nc = f->cap ? f->cap * 2 : 4;
-    ins *q = malloc(nc * sizeof *q);
+    ins *q = aligned_alloc(64, nc * sizeof *q); /* one 64-byte ins per cache line */
     if (!q)
         return -1;
     for (uint32_t i = 0; i < f->len; i++)

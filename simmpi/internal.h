@@ -62,6 +62,7 @@ typedef struct ins {
         ins_coll c;
     } u;
 } ins;
+_Static_assert(sizeof(ins) == 64, "an instruction is one cache line (the ring is aligned)");
 
 /* ---- engine objects --------------------------------------------------------- */
 
@@ -72,9 +73,11 @@ enum req_state {
     RS_COLL = 64,    /* internal to a collective's schedule */
 };
 
+/* 64 bytes, and the pool is 64-byte aligned: one request, one cache line. */
 typedef struct req {
-    uint32_t rank;       /* owner */
-    uint8_t kind, state, chan;
+    unsigned rank : 24;  /* owner (< SIMMPI_MAX_RANKS) */
+    unsigned kind : 8;   /* enum req_kind */
+    uint8_t state, chan;
     uint16_t op;         /* the MPI call that posted it (accounting) */
     uint32_t site;
     uint32_t msg;        /* matched message, or NIL */
@@ -87,6 +90,7 @@ typedef struct req {
      * from its RTS reaching the receiver until the receive was posted. */
     simtime syn_from, syn_to;
 } req;
+_Static_assert(sizeof(req) == 64, "a request is one cache line");
 
 enum msg_state { MS_ENVELOPE = 1, /* eager data delivered or RTS arrived */ MS_DELIVERED = 2 };
 
