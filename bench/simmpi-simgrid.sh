@@ -5,10 +5,12 @@
 #   sh bench/simmpi-simgrid.sh BUILDDIR [MAXRANKS] [TRACE...]
 #
 # Workloads: traces written by simmpi/synth, a 3-D stencil halo exchange
-# (4 KiB to 6 neighbours, Waitall, Allreduce of 8 B; 50 iterations) and an
-# all-to-all of 64 B per peer (20 iterations), 100 us of computation per
-# iteration, at 16, 64, 256 and 1024 ranks (up to MAXRANKS), then any
-# recorded traces given.  Each trace is predicted by `phantom predict` and
+# (4 KiB to 6 neighbours, Waitall, Allreduce of 8 B; at least 50 iterations
+# and 150,000 events) and an all-to-all of 64 B per peer (at least 20
+# iterations and 40,000 events), 100 us of computation per iteration, at 16,
+# 64, 256 and 1024 ranks (up to MAXRANKS), then any recorded traces given.
+# The floors on events keep both simulators' start-up (a few milliseconds
+# for ours, a tenth of a second for SimGrid's) from deciding small rows.  Each trace is predicted by `phantom predict` and
 # exported with `phantom export --format simgrid` for `smpirun -replay`
 # (SimGrid 3.32, Debian's libsimgrid-dev), on the same platform: PLATFORM
 # (default platforms/ib-qdr.conf) translated by phantom export, PPN ranks per
@@ -24,8 +26,9 @@
 # include start-up, reading the trace and building the platform.  The two
 # count different things (a poll that found nothing is an event of ours but
 # only computation in the export; a collective is one of each), so "faster"
-# also gives the plain ratio of the wall times on the same trace.  Also
-# printed: the two predicted run times.
+# also gives the plain ratio of the wall times on the same trace: SimGrid's
+# rate counted in the same MPI events as ours, the like-for-like ratio of
+# events per second.  Also printed: the two predicted run times.
 set -eu
 B=$(cd "${1:?usage: simmpi-simgrid.sh BUILDDIR [MAXRANKS] [TRACE...]}" && pwd)
 shift
@@ -88,15 +91,18 @@ row() { # NAME TRACE
 }
 
 dims() { case $1 in 16) echo 4,2,2 ;; 64) echo 4,4,4 ;; 256) echo 8,8,4 ;; 1024) echo 16,8,8 ;; esac; }
+iters() { # MIN_ITERS MIN_EVENTS EVENTS_PER_RANK_AND_ITER RANKS
+  awk -v m="$1" -v e="$2" -v k="$3" -v n="$4" 'BEGIN { i = int((e + k * n - 1) / (k * n)); print (i > m ? i : m) }'
+}
 for n in 16 64 256 1024; do
   [ "$n" -le "$MAX" ] || continue
-  "$SYNTH" stencil "$W/stencil" --dims "$(dims $n)" --bytes 4096 --iters 50 --comp 100000
+  "$SYNTH" stencil "$W/stencil" --dims "$(dims $n)" --bytes 4096 --iters "$(iters 50 150000 14 $n)" --comp 100000
   row stencil "$W/stencil"
   rm -rf "$W/stencil" "$W"/x.tit*
 done
 for n in 16 64 256 1024; do
   [ "$n" -le "$MAX" ] || continue
-  "$SYNTH" alltoall "$W/a2a" --ranks "$n" --bytes 64 --iters 20 --comp 100000
+  "$SYNTH" alltoall "$W/a2a" --ranks "$n" --bytes 64 --iters "$(iters 20 40000 1 $n)" --comp 100000
   row alltoall "$W/a2a"
   rm -rf "$W/a2a" "$W"/x.tit*
 done
