@@ -83,7 +83,7 @@ static const char *const approx_what[AP_COUNT] = {
     [AP_SSEND] = "synchronous sends (Ssend, Issend, Ssend_init) replayed as standard sends",
     [AP_BSEND] = "buffered sends (Bsend, Ibsend, Bsend_init) replayed as standard sends "
                  "(SimGrid blocks above its detached-send threshold)",
-    [AP_PROBE] = "probes (Probe, Iprobe, Improbe) dropped but for their o_poll (no probe action)",
+    [AP_PROBE] = "probes (Probe, Iprobe, Improbe) dropped but for their o_iprobe (no probe action)",
     [AP_MPROBE] = "matched probes (Mprobe, Improbe): the message received at its Mrecv/Imrecv",
     [AP_COLL_P2P] = "collectives on sub-communicators, Scan and Exscan replayed as the point-to-point "
                     "messages of phantom predict's algorithm (TI collectives are on MPI_COMM_WORLD only)",
@@ -311,7 +311,10 @@ __attribute__((format(printf, 2, 3))) static void act(xrank *r, const char *fmt,
     va_end(ap);
 }
 
-static void poll_cost(xrank *r) { r->comp_ns += r->x->pf.o_poll / 1000; }
+static void poll_cost(xrank *r, int probe)
+{
+    r->comp_ns += (probe ? r->x->pf.o_iprobe : r->x->pf.o_poll) / 1000;
+}
 
 static unsigned long long ull(uint64_t v) { return (unsigned long long)v; }
 static unsigned long long rsize(uint64_t bytes) { return bytes ? ull(bytes) : 1; }
@@ -1063,11 +1066,11 @@ static int p_sendrecv(xrank *r, const ph_event *ev)
     return CLI_OK;
 }
 
-/* Probes: dropped, but for the o_poll phantom predict charges.  A matched
+/* Probes: dropped, but for the o_iprobe phantom predict charges.  A matched
  * probe (Mprobe, Improbe with flag 1) keeps its message for the Mrecv. */
 static int p_probe(xrank *r, const ph_event *ev, unsigned kind)
 {
-    poll_cost(r);
+    poll_cost(r, 1);
     int found = kind == PH_K_PROBE || kind == PH_K_MPROBE || ev->flag > 0;
     if (kind == PH_K_PROBE || kind == PH_K_IPROBE) {
         r->x->approx[AP_PROBE] += found;
@@ -1140,7 +1143,7 @@ static int p_wait(xrank *r, const ph_event *ev, unsigned kind)
         wait_keys(r, set, n);
         if (!k && (kind == PH_K_TEST || kind == PH_K_TESTALL || kind == PH_K_TESTANY ||
                    kind == PH_K_TESTSOME))
-            poll_cost(r); /* a test that found nothing */
+            poll_cost(r, 0); /* a test that found nothing */
     }
     free(pos), free(st), free(set);
     return rc;
@@ -1374,7 +1377,7 @@ static void xml_config(FILE *f, const simmpi_platform *p)
                "    <prop id=\"smpi/display-timing\" value=\"yes\"/>\n"
                "  </config>\n",
             secs(c->o_s), secs(c->o_s), secs(c->o_r), ull(c->eager_limit + 1), secs(p->o_poll),
-            secs(p->o_poll));
+            secs(p->o_iprobe));
 }
 
 /* A cluster of ceil(n / ppn) hosts of ppn cores at 1 Gflop/s.  A message

@@ -479,7 +479,7 @@ static simtime collect_cost(const sim *s, const req *q)
 {
     if (q->kind == RQ_RECV)
         return lgp(s, q->chan)->o_r;
-    return q->kind == RQ_PROBE ? s->pf.o_poll : 0;
+    return q->kind == RQ_PROBE ? s->pf.o_iprobe : 0;
 }
 
 static void unblock(sim *s, uint32_t rank);
@@ -776,7 +776,7 @@ static int exec(sim *s, uint32_t rank, ins *in)
     case I_SEND: post_send(s, rank, &in->u.p, in->comm, 0, in->flags); return DONE;
     case I_RECV: post_recv(s, rank, &in->u.p, in->comm, 0); return DONE;
     case I_WAIT: return exec_wait(s, rank, in);
-    case I_POLL: overhead(s, r, s->pf.o_poll); return DONE;
+    case I_POLL: overhead(s, r, in->flags & F_PROBE ? s->pf.o_iprobe : s->pf.o_poll); return DONE;
     case I_PROBE: return exec_probe(s, rank, in);
     case I_COLL: return exec_coll(s, rank, in); /* an Ixxx runs (and is billed) in its Wait */
     case I_END: rank_finish(s, rank, 1); return ENDED;

@@ -438,8 +438,12 @@ static int t_sendrecv(tctx *t)
 static int t_probe(tctx *t, unsigned kind)
 {
     const ph_event *ev = t->ev;
-    if ((kind == PH_K_IPROBE || kind == PH_K_IMPROBE) && ev->flag <= 0)
-        return emit(t, I_POLL) ? 0 : -1;
+    if ((kind == PH_K_IPROBE || kind == PH_K_IMPROBE) && ev->flag <= 0) {
+        ins *in = emit(t, I_POLL);
+        if (in)
+            in->flags |= F_PROBE;
+        return in ? 0 : -1;
+    }
     const ph_status *st = ev->nstatus ? &ev->status[0] : NULL;
     int matched = st && st->source >= 0;
     if (matched && !world_ok(t, st->source_world))

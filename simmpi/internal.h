@@ -17,7 +17,8 @@ enum ins_type {
     I_SEND,  /* post a send (the call's request is p.req)                   */
     I_RECV,  /* post a receive                                              */
     I_WAIT,  /* block until every request in w completes                     */
-    I_POLL,  /* a Test or Iprobe that found nothing: o_poll                   */
+    I_POLL,  /* a Test that completed nothing (o_poll), an Iprobe that found
+              * nothing (F_PROBE: o_iprobe)                                   */
     I_PROBE, /* block until a matching message's envelope is at the receiver  */
     I_COLL,  /* a collective, decomposed into rounds of point-to-point         */
     I_END,   /* MPI_Finalize (or Abort): the rank's run ends here              */
@@ -28,6 +29,7 @@ enum ins_flag {
     F_SYNC = 2,       /* synchronous send (Ssend): always rendezvous            */
     F_BUFFERED = 4,   /* buffered send (Bsend): always eager                     */
     F_UNRESOLVED = 8, /* a wildcard receive whose matched source is not yet read  */
+    F_PROBE = 16,     /* I_POLL: an Iprobe, not a Test                            */
 };
 
 typedef struct ins_p2p {
@@ -69,7 +71,7 @@ _Static_assert(sizeof(ins) == 64, "an instruction is one cache line (the ring is
 enum req_kind { RQ_SEND, RQ_RECV, RQ_PROBE };
 enum req_state {
     RS_POSTED = 1, RS_MATCHED = 2, RS_DONE = 4, RS_WAITED = 8, RS_FREED = 16,
-    RS_CHARGED = 32, /* its o_r (receive) or o_poll (probe) has been charged */
+    RS_CHARGED = 32, /* its o_r (receive) or o_iprobe (probe) has been charged */
     RS_COLL = 64,    /* internal to a collective's schedule */
 };
 

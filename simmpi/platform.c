@@ -24,7 +24,7 @@ void simmpi_platform_default(simmpi_platform *p)
                               .G_fs = 100000, .eager_limit = 12288};
     p->intra = (simmpi_loggp){.o_s = 200000, .o_r = 200000, .L = 200000, .o_prime = 100000,
                               .G_fs = 100000, .eager_limit = 4096};
-    p->o_poll = 50000;
+    p->o_poll = p->o_iprobe = 50000;
     p->cores_per_node = 1;
 }
 
@@ -150,7 +150,7 @@ static int parse_uint(const pline *l, const char *key, const char *v, uint32_t *
 
 /* ---- keys ---------------------------------------------------------------------------------- */
 
-enum { CH_INTER = 1, CH_INTRA = 2 };
+enum { CH_INTER = 1, CH_INTRA = 2, POLL_KEYS = 0 }; /* seen[POLL_KEYS]: 1 o_poll, 2 o_iprobe */
 
 /* A LogGP key, for one channel; *seen records what was set explicitly. */
 static int loggp_key(const pline *l, simmpi_loggp *c, const char *k, const char *v, unsigned *seen)
@@ -212,8 +212,14 @@ static int set_key(const pline *l, simmpi_platform *p, const char *k, const char
             return bad(l, "network_model: '%s' is not supported (only 'loggp' so far)%s", v, "");
         return copy_name(l, p->network_model, k, v);
     }
-    if (!strcmp(k, "o_poll"))
+    if (!strcmp(k, "o_poll")) {
+        seen[POLL_KEYS] |= 1;
         return parse_time(l, k, v, &p->o_poll);
+    }
+    if (!strcmp(k, "o_iprobe")) {
+        seen[POLL_KEYS] |= 2;
+        return parse_time(l, k, v, &p->o_iprobe);
+    }
     if (!strcmp(k, "gamma"))
         return parse_gap(l, k, v, &p->gamma_fs);
     if (!strcmp(k, "cores_per_node"))
@@ -237,9 +243,13 @@ static char *trim(char *s)
     return s;
 }
 
-/* Intra-node values not given in the file default to the inter-node ones. */
-static void inherit(simmpi_platform *p, unsigned intra_seen, unsigned inter_seen)
+/* Intra-node values not given in the file default to the inter-node ones,
+ * and o_iprobe to o_poll. */
+static void inherit(simmpi_platform *p, const unsigned seen[3])
 {
+    unsigned intra_seen = seen[CH_INTRA], inter_seen = seen[CH_INTER];
+    if ((seen[POLL_KEYS] & 3) == 1)
+        p->o_iprobe = p->o_poll;
     simtime *dst[] = {&p->intra.o_s, &p->intra.o_r, &p->intra.L, &p->intra.o_prime};
     simtime *src[] = {&p->inter.o_s, &p->inter.o_r, &p->inter.L, &p->inter.o_prime};
     for (int i = 0; i < 4; i++)
@@ -284,6 +294,6 @@ int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
     }
     fclose(f);
     if (rc == 0)
-        inherit(p, seen[CH_INTRA], seen[CH_INTER]);
+        inherit(p, seen);
     return rc;
 }

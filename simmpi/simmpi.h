@@ -52,7 +52,8 @@ typedef struct simmpi_platform {
     char name[SIMMPI_NAME_MAX];
     char network_model[SIMMPI_NAME_MAX]; /* "loggp" (the only model so far) */
     simmpi_loggp inter, intra;
-    simtime o_poll;           /* a Test or Iprobe that finds nothing */
+    simtime o_poll;           /* a Test (any of the family) that completes nothing */
+    simtime o_iprobe;         /* an Iprobe that finds nothing, or a probe that finds */
     uint64_t gamma_fs;        /* reduction arithmetic per byte (collectives) */
     uint32_t cores_per_node;
     double price_per_node_hour;

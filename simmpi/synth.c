@@ -22,6 +22,7 @@
  *   wildcard    ranks 1..N-1 send to 0, which receives MPI_ANY_SOURCE,
  *               matching the highest rank first (Irecv + Waitany)
  *   poll        rank 1: Irecv, three Tests that fail, one that succeeds;
+ *               then two Iprobes that find nothing (COMP before each);
  *               rank 0 sends after comp0
  *   persistent  I x (Start, Wait) of Send_init / Recv_init between 0 and 1
  *   probe       rank 1 probes (ANY_SOURCE), then receives; rank 0 sends
@@ -311,6 +312,13 @@ static void k_poll(const opts *o, W *w)
         e.flag = i == 3;
         e.nstatus = i == 3;
         e.status = &s;
+        put(w, &e, o->comp);
+    }
+    for (int i = 0; i < 2; i++) {
+        ph_event e = ev0(PH_OP_IPROBE);
+        e.peer = e.peer_world = 0;
+        e.tag = 10;
+        e.flag = 0;
         put(w, &e, o->comp);
     }
 }

@@ -141,7 +141,8 @@ EOF
 quiet wc
 
 # Tests that find nothing cost o_poll (100 ns) of computation; the one that
-# completes the receive is its wait.
+# completes the receive is its wait.  The two Iprobes after it are dropped
+# but for their o_iprobe (o_poll here) and the computation before them.
 "$SYNTH" poll "$W/poll" --bytes 10 --comp 100 --comp0 5000
 ex poll --platform "$W/plat.conf"
 acts poll 1 <<EOF
@@ -149,6 +150,7 @@ acts poll 1 <<EOF
 1 irecv 0 9 10
 1 compute 700
 1 wait 0 1 9
+1 compute 400
 1 finalize
 EOF
 

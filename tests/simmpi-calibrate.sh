@@ -23,7 +23,7 @@ for line in open(sys.argv[1]):
         kv[k] = v
 def ns(v): return float(re.match(r"[0-9.]+", v).group()) * (1000 if v.endswith("us") else 1)
 def die(m): print("FAIL:", m); sys.exit(1)
-for k in ("o_s", "o_r", "o_poll"):
+for k in ("o_s", "o_r", "o_poll", "o_iprobe"):
     if not 0 < ns(kv[k]) < 100000: die(f"{k} = {kv[k]}")
 # o' comes from the jump at the eager limit less 2L, which noise can hide
 # on a loaded machine: 0 is then what calibrate writes (and says why)

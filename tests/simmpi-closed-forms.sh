@@ -104,9 +104,15 @@ expect "rendezvous overlap: receiver" "$(finish 1)" "$(ps $((50000 + 2 * op + or
 expect "rendezvous overlap: sender" "$(finish 0)" "$(ps $((50000 + 2 * op + os)))"
 
 # 8. A Test that recorded flag=0 costs o_poll and completes nothing; the
-#    one that recorded flag=1 completes the receive there.
+#    one that recorded flag=1 completes the receive there.  The two Iprobes
+#    that found nothing after it cost o_iprobe, which is o_poll unless the
+#    platform gives its own.
 "$SYNTH" poll "$WORK/poll" --bytes 10 --comp 1000 --comp0 3000
-predict "$WORK/poll"
-expect "poll" "$(finish 1)" "$(ps $((3000 + os + 9 + L + or)))"
-expect "poll overhead" "$(field 1 overhead)" "$(ps $((3 * 100 + or)))"
+for oi in 100 70; do
+  if [ $oi = 100 ]; then plat; else plat "o_iprobe = ${oi}ns"; fi
+  predict "$WORK/poll"
+  expect "poll (o_iprobe $oi)" "$(finish 1)" "$(ps $((3000 + os + 9 + L + or + 2 * (1000 + oi))))"
+  expect "poll overhead (o_iprobe $oi)" "$(field 1 overhead)" "$(ps $((3 * 100 + or + 2 * oi)))"
+done
+plat
 echo "closed forms: all exact"
