@@ -5,7 +5,9 @@
 #
 # Synthetic workloads from an in-memory source (bench/simmpi-bench.c): a 3-D
 # stencil halo exchange + Allreduce, and all-to-all, at 16 .. MAXRANKS ranks
-# (default 1048576), then any recorded traces given.  Prints simulated MPI
+# (default 1048576), then any recorded traces given.  Rows are about a
+# million (all-to-all, small stencils) to 17 million events, so that set-up
+# and start-up stay a small part of every row.  Prints simulated MPI
 # events per second (one core: the simulation is one deterministic loop),
 # the same number of events through a bare event heap of that many ranks in
 # the same run (the ceiling), their ratio, and resident memory per simulated
@@ -27,13 +29,13 @@ row() {
 }
 n=16
 while [ $n -le "$MAX" ]; do
-  it=$(( 4194304 / (n * 14) )); [ $it -lt 1 ] && it=1; [ $it -gt 1000 ] && it=1000
+  it=$(( 16777216 / (n * 14) )); [ $it -lt 1 ] && it=1; [ $it -gt 4000 ] && it=4000
   row stencil $n $it 4096
   n=$(( n * 4 ))
 done
 n=16
 while [ $n -le 4096 ] && [ $n -le "$MAX" ]; do
-  it=$(( 65536 / n )); [ $it -lt 1 ] && it=1
+  it=$(( 1048576 / n )); [ $it -lt 1 ] && it=1
   row alltoall $n $it 64
   n=$(( n * 4 ))
 done
