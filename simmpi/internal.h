@@ -171,12 +171,15 @@ static inline int evheap_push(evheap *hp, simtime t, uint64_t key)
     return 0;
 }
 
-/* Removes and returns the minimum (n > 0). */
+/* Removes and returns the minimum (n > 0).  Floyd's way: the hole left at
+ * the root moves down along the least children to a leaf without comparing
+ * with the last event (which, taken from the bottom, nearly always belongs
+ * near there), which then sifts up from the hole: a quarter fewer
+ * comparisons than sifting the last event down. */
 static inline hev evheap_pop(evheap *hp)
 {
     hev *h = hp->h, top = h[0], last = h[--hp->n];
     uint64_t i = 0, n = hp->n;
-    hkey kl = hev_key(&last);
     for (;;) {
         uint64_t c = 4 * i + 1, m = c;
         if (c + 3 < n) { /* four children: pick the least without branches */
@@ -189,13 +192,20 @@ static inline hev evheap_pop(evheap *hp)
         } else {
             break;
         }
-        if (hev_key(&h[m]) >= kl)
-            break;
         h[i] = h[m];
         i = m;
     }
-    if (n)
-        h[i] = last;
+    if (!n)
+        return top;
+    hkey kl = hev_key(&last);
+    while (i > 0) {
+        uint64_t p = (i - 1) / 4;
+        if (kl >= hev_key(&h[p]))
+            break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = last;
     return top;
 }
 
@@ -275,6 +285,8 @@ typedef struct comm_cache {
     uint32_t n;
     uint32_t ctx;        /* point-to-point matching context (sim_p2p_ctx) */
     uint8_t ctx_known;
+    uint8_t last_coll, last_alg; /* the last decision on it (last_alg 0: none) */
+    uint64_t last_bytes;
 } comm_cache;
 
 typedef struct sim {
