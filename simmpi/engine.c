@@ -646,14 +646,14 @@ static void ev_cts(sim *s, uint32_t mi, simtime t)
 
 /* ---- instructions ------------------------------------------------------------------------ */
 
-static void coll_post(sim *s, uint32_t rank, const ins *in, const coll_xfer *x, int send)
+static void coll_post(sim *s, uint32_t rank, const ins *in, const int32_t *members,
+                      const coll_xfer *x, int send)
 {
     srank *r = &s->r[rank];
     uint32_t qi = req_new(s, rank, send ? RQ_SEND : RQ_RECV);
     if (qi == NIL)
         return;
-    const ph_comm_info *ci = sim_comm(s, in->comm);
-    uint32_t world = (uint32_t)ci->members[x->peer];
+    uint32_t world = (uint32_t)members[x->peer];
     req *q = &s->rq[qi];
     q->state = RS_COLL;
     q->comm = in->comm;
@@ -690,10 +690,11 @@ static int coll_start_round(sim *s, uint32_t rank, const ins *in)
         r->capcreq = need;
     }
     r->ncreq = 0;
+    const int32_t *members = sim_comm(s, in->comm)->members;
     for (uint32_t i = 0; i < cr->nrecv; i++)
-        coll_post(s, rank, in, &cr->recv[i], 0);
+        coll_post(s, rank, in, members, &cr->recv[i], 0);
     for (uint32_t i = 0; i < cr->nsend; i++)
-        coll_post(s, rank, in, &cr->send[i], 1);
+        coll_post(s, rank, in, members, &cr->send[i], 1);
     r->rcomp = (simtime)(((unsigned __int128)cr->reduce_bytes * s->pf.gamma_fs + 500) / 1000);
     return BLOCKED;
 }

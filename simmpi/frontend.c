@@ -107,7 +107,9 @@ void fe_pop(sim *s, uint32_t rank)
  * becomes a tombstone (MAP_TOMB, never a trace id): shifting the entries
  * behind it back, as linear probing otherwise must, walked the whole run of
  * a Waitall's ids for each of them.  Tombstones are swept when the map is
- * rebuilt, which happens once they and the live entries fill half of it. */
+ * rebuilt, which happens once they and the live entries fill three quarters
+ * of it: a live id, inserted at the first free or dead slot from its home,
+ * is nearly always found at its home however many tombstones there are. */
 #define MAP_TOMB UINT64_MAX
 
 static uint64_t id_hash(uint64_t id) { return id; }
@@ -160,7 +162,7 @@ static fe_req *map_add(tctx *t, uint64_t id, uint8_t kind)
     if (id > f->maxid)
         f->maxid = id;
     if (!e) {
-        if ((f->mapused + f->maptombs + 1) * 2 > f->mapcap && map_rebuild(f) < 0) {
+        if ((f->mapused + f->maptombs + 1) * 4 > f->mapcap * 3 && map_rebuild(f) < 0) {
             sim_fail(t->s, "out of memory (rank %u)", t->rank);
             return NULL;
         }
@@ -709,7 +711,18 @@ static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
     uint64_t dbytes = 0;
     if (coll_sizes(t, c, &dbytes) < 0)
         return -1;
-    int alg = coll_alg_resolve(coll, s->pf.coll_alg[coll], c->size, dbytes);
+    /* Every member makes the same decision, call after call: ask the rule
+     * once per communicator, collective and size. */
+    comm_cache *cc = &s->comms[comm];
+    int alg;
+    if (cc->last_alg && cc->last_coll == coll && cc->last_bytes == dbytes) {
+        alg = cc->last_alg;
+    } else {
+        alg = coll_alg_resolve(coll, s->pf.coll_alg[coll], c->size, dbytes);
+        cc->last_coll = (uint8_t)coll;
+        cc->last_alg = (uint8_t)alg;
+        cc->last_bytes = dbytes;
+    }
     c->alg = (uint8_t)alg;
     if (c->me == 0 && alg < 16)
         s->res->coll_calls[coll][alg]++;
