@@ -1096,7 +1096,7 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     if (!(o->comp_scale >= 0))
         return sim_fail(s, "computation scale %g is not a factor >= 0", o->comp_scale);
     s->res = calloc(1, sizeof *s->res);
-    /* ranks on line boundaries: a 256-byte srank spans 4 lines, not 5 */
+    /* ranks on line boundaries (srank is line-aligned: 5 lines) */
     size_t rbytes = ((s->n ? s->n : 1) * sizeof *s->r + 63) & ~(size_t)63;
     if ((s->r = aligned_alloc(64, rbytes)))
         memset(s->r, 0, rbytes);

@@ -249,8 +249,11 @@ typedef struct coll_memo {
     uint32_t split;      /* rounds of a composition's first part + 1, 0: not counted */
 } coll_memo;
 
+/* Line-aligned (320 bytes): the fields an event touches first (clock, NICs,
+ * wait state) are its first two lines, which engine.c's prefetch_next asks
+ * for. */
 typedef struct srank {
-    simtime now;         /* virtual clock */
+    _Alignas(64) simtime now; /* virtual clock */
     simtime debt;        /* CPU taken by protocol handling while computing */
     simtime w0, wovh;    /* current block: start, overhead charged during it */
     simtime txfree[2], rxfree[2]; /* NIC free times (inter, intra) */
