@@ -755,24 +755,24 @@ static int a2a_pairwise(const ins_coll *c, rb *b)
     return b->hit = 1;
 }
 
-/* How many of 0 .. p-1 have bit d (a power of two) set: the blocks a Bruck
- * round moves, counted without a loop over p in every round. */
-static uint32_t with_bit(uint32_t p, uint32_t d)
+/* How many of 0 .. p-1 have bit k set: the blocks Bruck's round k moves,
+ * counted without a loop over p (or a division) in every round. */
+static uint32_t with_bit(uint32_t p, uint32_t k)
 {
-    uint64_t period = 2 * (uint64_t)d, rest = p % period;
-    return (uint32_t)(p / period * d + (rest > d ? rest - d : 0));
+    uint64_t d = 1ull << k, rest = p & (2 * d - 1);
+    return (uint32_t)(((uint64_t)p >> (k + 1) << k) + (rest > d ? rest - d : 0));
 }
 
+/* Round k swaps with me + 2^k and me - 2^k; the round is b->want itself. */
 static int a2a_bruck(const ins_coll *c, rb *b)
 {
-    uint32_t p = c->size;
-    for (uint32_t d = 1; d < p; d <<= 1) {
-        if (!rnd(b))
-            continue;
-        S(b->o, (c->me + d) % p, (uint64_t)with_bit(p, d) * B(c));
-        R(b->o, (c->me + p - d) % p);
-    }
-    return b->hit;
+    uint32_t p = c->size, k = b->want;
+    if (k >= 31 || (1u << k) >= p)
+        return 0;
+    uint32_t d = 1u << k, to = c->me + d, from = c->me + p - d;
+    S(b->o, to >= p ? to - p : to, (uint64_t)with_bit(p, k) * B(c));
+    R(b->o, from >= p ? from - p : from);
+    return b->hit = 1;
 }
 
 static int alltoall(const ins_coll *c, rb *b)
