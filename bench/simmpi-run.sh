@@ -34,7 +34,7 @@ while [ $n -le "$MAX" ]; do
   n=$(( n * 4 ))
 done
 n=16
-while [ $n -le 4096 ] && [ $n -le "$MAX" ]; do
+while [ $n -le "$MAX" ]; do
   it=$(( 1048576 / n )); [ $it -lt 1 ] && it=1
   row alltoall $n $it 64
   n=$(( n * 4 ))
