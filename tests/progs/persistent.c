@@ -1,6 +1,6 @@
 /* persistent.c - persistent requests matched against plain ones, on a
  * duplicated communicator: rank 0 sends with Send_init/Start to rank 1's
- * MPI_Recv, then rank 1 sends with MPI_Send to rank 0's Recv_init/Start.
+ * MPI_Recv, then with MPI_Send to rank 1's Recv_init/Start.
  * An MPI_Start names no communicator; the simulator must post each
  * instance on the one the request was created on.
  *
