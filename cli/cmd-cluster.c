@@ -219,11 +219,8 @@ static int parse(opts *o, int argc, char **argv)
         if (rc)
             return rc;
     }
-    if (optind >= argc)
-        return cli_usage_error("cluster", "no trace directory given");
-    if (optind + 1 < argc)
-        return cli_usage_error("cluster", "unexpected argument '%s'", argv[optind + 1]);
-    o->trace = argv[optind];
+    if (cli_trace_arg("cluster", argc, argv, &o->trace) != CLI_OK)
+        return CLI_USAGE;
     if (o->output && strcmp(o->output, "-") == 0)
         o->json = 1; /* the plan is the output: no summary mixed in */
     return check_combination(o);

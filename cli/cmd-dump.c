@@ -599,12 +599,11 @@ static int run(int argc, char **argv)
         else
             return CLI_USAGE;
     }
-    if (optind >= argc)
-        return cli_usage_error("dump", "no trace directory given");
-    if (optind + 1 < argc)
-        return cli_usage_error("dump", "unexpected argument '%s'", argv[optind + 1]);
+    const char *path;
+    if (cli_trace_arg("dump", argc, argv, &path) != CLI_OK)
+        return CLI_USAGE;
     ph_err err;
-    if (!(d.t = ph_trace_open(argv[optind], &err)))
+    if (!(d.t = ph_trace_open(path, &err)))
         return cli_error("dump", "%s", err.msg);
     int rc = dump(&d, only);
     free(d.seen);

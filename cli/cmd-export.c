@@ -1455,11 +1455,8 @@ static int parse_args(int argc, char **argv, eopts *o)
         default: return CLI_USAGE;
         }
     }
-    if (optind >= argc)
-        return cli_usage_error("export", "no trace directory given");
-    if (optind + 1 < argc)
-        return cli_usage_error("export", "unexpected argument '%s'", argv[optind + 1]);
-    o->trace = argv[optind];
+    if (cli_trace_arg("export", argc, argv, &o->trace) != CLI_OK)
+        return CLI_USAGE;
     if (!o->format)
         return cli_usage_error("export", "no format given (--format simgrid)");
     if (strcmp(o->format, "simgrid") != 0)

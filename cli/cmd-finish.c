@@ -232,14 +232,13 @@ static int run(int argc, char **argv)
             return cli_help(&cmd_finish);
         return CLI_USAGE;
     }
-    if (optind >= argc)
-        return cli_usage_error("finish", "no trace directory given");
-    if (optind + 1 < argc)
-        return cli_usage_error("finish", "unexpected argument '%s'", argv[optind + 1]);
+    const char *path;
+    if (cli_trace_arg("finish", argc, argv, &path) != CLI_OK)
+        return CLI_USAGE;
     finish_summary sum;
-    int rc = finish_trace("finish", argv[optind], &sum);
+    int rc = finish_trace("finish", path, &sum);
     if (rc == CLI_OK)
-        fprintf(stderr, "phantom: finished %s: %u ranks, %llu events%s\n", argv[optind], sum.nranks,
+        fprintf(stderr, "phantom: finished %s: %u ranks, %llu events%s\n", path, sum.nranks,
                 (unsigned long long)sum.events, sum.incomplete ? " (some ranks incomplete)" : "");
     return rc;
 }

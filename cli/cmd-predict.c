@@ -125,11 +125,8 @@ static int parse_args(int argc, char **argv, popts *o)
         default: return CLI_USAGE;
         }
     }
-    if (optind >= argc)
-        return cli_usage_error("predict", "no trace directory given");
-    if (optind + 1 < argc)
-        return cli_usage_error("predict", "unexpected argument '%s'", argv[optind + 1]);
-    o->trace = argv[optind];
+    if (cli_trace_arg("predict", argc, argv, &o->trace) != CLI_OK)
+        return CLI_USAGE;
     if (!o->platform)
         return cli_usage_error("predict", "no platform given (--platform FILE)");
     return CLI_OK;

@@ -551,12 +551,11 @@ static int run(int argc, char **argv)
         else
             return CLI_USAGE;
     }
-    if (optind >= argc)
-        return cli_usage_error("stats", "no trace directory given");
-    if (optind + 1 < argc)
-        return cli_usage_error("stats", "unexpected argument '%s'", argv[optind + 1]);
+    const char *path;
+    if (cli_trace_arg("stats", argc, argv, &path) != CLI_OK)
+        return CLI_USAGE;
     ph_err err;
-    if (!(st.t = ph_trace_open(argv[optind], &err)))
+    if (!(st.t = ph_trace_open(path, &err)))
         return cli_error("stats", "%s", err.msg);
     int rc = collect(&st, only);
     if (rc == CLI_OK && st.json)

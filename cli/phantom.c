@@ -119,6 +119,16 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+int cli_trace_arg(const char *verb, int argc, char **argv, const char **trace)
+{
+    if (optind >= argc)
+        return cli_usage_error(verb, "no trace directory given");
+    if (optind + 1 < argc)
+        return cli_usage_error(verb, "unexpected argument '%s'", argv[optind + 1]);
+    *trace = argv[optind];
+    return CLI_OK;
+}
+
 int cli_help(const ph_verb *v)
 {
     fputs(v->usage, stdout);

@@ -34,6 +34,9 @@ int cli_error(const char *verb, const char *fmt, ...) __attribute__((format(prin
 void cli_warn(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The one-line error plus "see phantom VERB --help"; returns CLI_USAGE. */
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The one trace directory a verb takes after its options (argv[optind]) into
+ * *trace; CLI_OK, or CLI_USAGE (reported) when there is none or more. */
+int cli_trace_arg(const char *verb, int argc, char **argv, const char **trace);
 /* Prints v->usage on stdout; returns CLI_OK. */
 int cli_help(const ph_verb *v);
 
