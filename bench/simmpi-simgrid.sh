@@ -94,17 +94,19 @@ dims() { case $1 in 16) echo 4,2,2 ;; 64) echo 4,4,4 ;; 256) echo 8,8,4 ;; 1024)
 iters() { # MIN_ITERS MIN_EVENTS EVENTS_PER_RANK_AND_ITER RANKS
   awk -v m="$1" -v e="$2" -v k="$3" -v n="$4" 'BEGIN { i = int((e + k * n - 1) / (k * n)); print (i > m ? i : m) }'
 }
+synth_row() { # KIND SYNTH-OPTIONS...: write the workload, run both, clean up
+  kind=$1; shift
+  "$SYNTH" "$kind" "$W/synth" "$@" --comp 100000
+  row "$kind" "$W/synth"
+  rm -rf "$W/synth" "$W"/x.tit*
+}
 for n in 16 64 256 1024; do
   [ "$n" -le "$MAX" ] || continue
-  "$SYNTH" stencil "$W/stencil" --dims "$(dims $n)" --bytes 4096 --iters "$(iters 50 150000 14 $n)" --comp 100000
-  row stencil "$W/stencil"
-  rm -rf "$W/stencil" "$W"/x.tit*
+  synth_row stencil --dims "$(dims $n)" --bytes 4096 --iters "$(iters 50 150000 14 $n)"
 done
 for n in 16 64 256 1024; do
   [ "$n" -le "$MAX" ] || continue
-  "$SYNTH" alltoall "$W/a2a" --ranks "$n" --bytes 64 --iters "$(iters 20 40000 1 $n)" --comp 100000
-  row alltoall "$W/a2a"
-  rm -rf "$W/a2a" "$W"/x.tit*
+  synth_row alltoall --ranks "$n" --bytes 64 --iters "$(iters 20 40000 1 $n)"
 done
 for t in "$@"; do
   row "$(basename "$t")" "$t"
