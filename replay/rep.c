@@ -42,12 +42,12 @@ void rep_die(const char *fmt, ...)
 
 /* ---- describing calls, for the divergence message ---------------------------- */
 
-int rep_type_size(MPI_Datatype t)
+uint64_t rep_bytes(int count, MPI_Datatype t)
 {
     int s = 0;
-    if (t != MPI_DATATYPE_NULL)
+    if (count > 0 && t != MPI_DATATYPE_NULL)
         PMPI_Type_size(t, &s);
-    return s;
+    return (uint64_t)(count > 0 ? count : 0) * (uint64_t)s;
 }
 
 static int32_t norm_rank(int r)
@@ -146,8 +146,8 @@ static uint64_t call_bytes(const ph_call *c, const ph_op_info *info)
     rep_comm *k = rep_comm_of(c->comm);
     if (info->cls == PH_C_COLL && k && rep_coll_bytes(c, k, &b, &rb) == 0)
         return b ? b : rb;
-    b = (uint64_t)(c->count > 0 ? c->count : 0) * (uint64_t)rep_type_size(c->dtype);
-    return b ? b : (uint64_t)(c->rcount > 0 ? c->rcount : 0) * (uint64_t)rep_type_size(c->rdtype);
+    b = rep_bytes(c->count, c->dtype);
+    return b ? b : rep_bytes(c->rcount, c->rdtype);
 }
 
 void rep_diverge(const ph_call *c, const char *what)
@@ -222,11 +222,9 @@ static void check(const ph_call *c, const ph_op_info *info, const rep_comm *k)
         if (k && rep_coll_bytes(c, k, &b, &rb) == 0 && (b != e->bytes || rb != e->rbytes))
             rep_diverge(c, "another amount of data");
     } else if (has_field(info, PH_F_DTYPE)) {
-        uint64_t b = (uint64_t)(c->count > 0 ? c->count : 0) * (uint64_t)rep_type_size(c->dtype);
-        if (b != e->bytes)
+        if (rep_bytes(c->count, c->dtype) != e->bytes)
             rep_diverge(c, "another amount of data");
-        if (has_field(info, PH_F_RDTYPE) &&
-            (uint64_t)(c->rcount > 0 ? c->rcount : 0) * (uint64_t)rep_type_size(c->rdtype) != e->rbytes)
+        if (has_field(info, PH_F_RDTYPE) && rep_bytes(c->rcount, c->rdtype) != e->rbytes)
             rep_diverge(c, "another amount of data to receive");
     }
     if (has_field(info, PH_F_REQ) || has_field(info, PH_F_REQS))

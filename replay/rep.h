@@ -94,7 +94,8 @@ void rep_coll(ph_call *c, rep_comm *k);
 void rep_icoll(ph_call *c, rep_comm *k);
 void rep_coll_deliver(const ph_call *c, rep_comm *k, uint32_t slot);
 int rep_coll_bytes(const ph_call *c, const rep_comm *k, uint64_t *bytes, uint64_t *rbytes);
-int rep_type_size(MPI_Datatype t); /* 0 for MPI_DATATYPE_NULL (rep.c) */
+/* count elements of t in bytes: 0 for a negative count or MPI_DATATYPE_NULL (rep.c) */
+uint64_t rep_bytes(int count, MPI_Datatype t);
 
 /* ---- the message log (rep_log.c) ----------------------------------------------- */
 

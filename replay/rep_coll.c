@@ -77,12 +77,11 @@ int rep_coll_bytes(const ph_call *c, const rep_comm *k, uint64_t *bytes, uint64_
         else if (is_op(c, PH_OP_ALLGATHERV, PH_OP_IALLGATHERV, -1, -1))
             count = c->rcounts[w.me], dt = rdt;
     }
-    *bytes = has(c, PH_F_DTYPE) ? (uint64_t)(count > 0 ? count : 0) * (uint64_t)rep_type_size(dt) : 0;
+    *bytes = has(c, PH_F_DTYPE) ? rep_bytes(count, dt) : 0;
     if (has(c, PH_F_RDTYPE))
-        *rbytes = (uint64_t)(rcount > 0 ? rcount : 0) * (uint64_t)rep_type_size(rdt);
+        *rbytes = rep_bytes(rcount, rdt);
     else
-        *rbytes = has(c, PH_F_DTYPE) && has(c, PH_F_RCOUNT) ?
-                  (uint64_t)(rcount > 0 ? rcount : 0) * (uint64_t)rep_type_size(dt) : 0;
+        *rbytes = has(c, PH_F_DTYPE) && has(c, PH_F_RCOUNT) ? rep_bytes(rcount, dt) : 0;
     return 0;
 }
 
@@ -199,7 +198,7 @@ void rep_coll_deliver(const ph_call *c, rep_comm *k, uint32_t slot)
     int n = regions(c, k, &rg);
     uint64_t want = 0, len = 0;
     for (int i = 0; i < n; i++)
-        want += (uint64_t)(rg[i].count > 0 ? rg[i].count : 0) * (uint64_t)rep_type_size(rg[i].type);
+        want += rep_bytes(rg[i].count, rg[i].type);
     const uint8_t *data = n ? rep_log_data(rep.k, slot, &len) : NULL;
     if (n && !data)
         rep_die("%s: the message log has no output for this collective (communicator %u): the "
