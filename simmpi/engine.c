@@ -48,22 +48,9 @@ simtime sim_gap(const simmpi_loggp *p, uint64_t bytes)
 
 /* ---- pools: requests and messages, indices stable across growth ------------- */
 
+/* Doubles a pool, keeping it 64-byte aligned (realloc keeps only 16 bytes,
+ * and a request, one cache line, would straddle two). */
 static int grow(void **p, uint32_t *cap, size_t elem)
-{
-    uint32_t nc = *cap ? *cap * 2 : 1024;
-    if (nc <= *cap)
-        return -1;
-    void *q = realloc(*p, (size_t)nc * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = nc;
-    return 0;
-}
-
-/* grow() for arrays of cache-line-sized records (realloc keeps only 16-byte
- * alignment, and a record straddling two lines costs two misses). */
-static int grow_aligned(void **p, uint32_t *cap, size_t elem)
 {
     uint32_t nc = *cap ? *cap * 2 : 1024;
     if (nc <= *cap)
@@ -91,7 +78,7 @@ uint32_t req_new(sim *s, uint32_t rank, uint8_t kind)
     if (i != NIL) {
         r->freerq = s->rq[i].next;
     } else {
-        if (s->nrq == s->caprq && grow_aligned((void **)&s->rq, &s->caprq, sizeof *s->rq) < 0) {
+        if (s->nrq == s->caprq && grow((void **)&s->rq, &s->caprq, sizeof *s->rq) < 0) {
             sim_fail(s, "out of memory (%u requests)", s->nrq);
             return NIL;
         }
