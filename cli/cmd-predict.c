@@ -502,6 +502,9 @@ static int print_json(const report *r)
         (json_int_t)res->nnodes, "ppn", (json_int_t)r->ppn, "what_if", "comp", r->o->comp_scale,
         "net", r->o->net_scale, "predicted_ps", (json_int_t)res->total, "predicted_s",
         secs(res->total), "measured_ns", (json_int_t)res->measured_ns, "cost", cost_of(r));
+    json_object_set_new(doc, "platform_file", json_string(r->o->platform));
+    json_object_set_new(doc, "price_per_node_hour", json_real(r->pf->price_per_node_hour));
+    json_object_set_new(doc, "calibrated", r->pf->calibrated[0] ? json_string(r->pf->calibrated) : json_null());
     json_object_set_new(doc, "ranks", ranks_json(res));
     json_object_set_new(doc, "ops", ops);
     json_object_set_new(doc, "sites", sites);

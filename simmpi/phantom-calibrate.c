@@ -248,6 +248,7 @@ int main(int argc, char **argv)
         fprintf(out, "# rendezvous jump at the eager limit: %.1f ns%s.\n", jump,
                 oprime > 0 ? "" : " (not above 2L: o_prime is below what this run can see, 0 taken)");
         fprintf(out, "name = %s\nnetwork_model = loggp\n", name);
+        fprintf(out, "calibrated = %s by phantom calibrate on %.40s\n", when, host);
         fprintf(out, "o_s = %.1fns\no_r = %.1fns\nL = %.1fns\no_prime = %.1fns\n", os, orr, l, oprime);
         fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", g, g > 0 ? 1.0 / g : 0.0);
         fprintf(out, "eager_limit = %ld\n", e);

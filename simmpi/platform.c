@@ -186,12 +186,17 @@ static int coll_key(const pline *l, simmpi_platform *p, const char *k, const cha
     return 0;
 }
 
+static int copy_text(const pline *l, char *dst, size_t cap, const char *k, const char *v)
+{
+    if (strlen(v) >= cap)
+        return bad(l, "%s: '%s' is too long", k, v);
+    snprintf(dst, cap, "%s", v);
+    return 0;
+}
+
 static int copy_name(const pline *l, char *dst, const char *k, const char *v)
 {
-    if (strlen(v) >= SIMMPI_NAME_MAX)
-        return bad(l, "%s: '%s' is too long", k, v);
-    snprintf(dst, SIMMPI_NAME_MAX, "%s", v);
-    return 0;
+    return copy_text(l, dst, SIMMPI_NAME_MAX, k, v);
 }
 
 static int set_key(const pline *l, simmpi_platform *p, const char *k, const char *v, unsigned seen[3])
@@ -207,6 +212,8 @@ static int set_key(const pline *l, simmpi_platform *p, const char *k, const char
         return rc;
     if (!strcmp(k, "name"))
         return copy_name(l, p->name, k, v);
+    if (!strcmp(k, "calibrated"))
+        return copy_text(l, p->calibrated, sizeof p->calibrated, k, v);
     if (!strcmp(k, "network_model")) {
         if (strcmp(v, "loggp") != 0)
             return bad(l, "network_model: '%s' is not supported (only 'loggp' so far)%s", v, "");

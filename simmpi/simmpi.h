@@ -57,6 +57,7 @@ typedef struct simmpi_platform {
     uint64_t gamma_fs;        /* reduction arithmetic per byte (collectives) */
     uint32_t cores_per_node;
     double price_per_node_hour;
+    char calibrated[128]; /* when and how the numbers were measured; "" if unsaid */
     /* Forced algorithm per collective (Open MPI's numbering); 0 = decision rule. */
     uint8_t coll_alg[SIMMPI_NCOLL];
 } simmpi_platform;

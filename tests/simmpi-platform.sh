@@ -11,7 +11,14 @@ for f in "$top_srcdir"/platforms/*.conf; do
   $PREDICT "$WORK/e" --platform "$f" --json > "$WORK/p.json" || fail "$f does not load"
   grep -qi "source" "$f" || fail "$f: no source for its numbers"
   expect "$f: name" "$(q "d['platform']")" "$(basename "$f" .conf)"
+  expect "$f: platform_file" "$(q "d['platform_file']")" "$f"
+  expect "$f: calibrated" "$(q "d['calibrated']")" "$(sed -n 's/^calibrated = //p' "$f")"
+  expect "$f: price" "$(q "d['price_per_node_hour']")" "$(sed -n 's/^price_per_node_hour = \(.*\)/float(\1)/p' "$f" | python3 -c 'print(eval(input()))')"
 done
+# A file that does not say when it was calibrated: null; too long a line: one error.
+printf 'o_s = 1us\n' > "$WORK/plain.conf"
+$PREDICT "$WORK/e" --platform "$WORK/plain.conf" --json > "$WORK/p.json" || fail "plain.conf"
+expect "no calibrated line" "$(q "d['calibrated']")" None
 
 # Errors: one line, naming the file (and line), exit 1.
 bad() { # bad WANT-REGEX [platform lines...]
@@ -28,6 +35,7 @@ bad "bad.conf:1: G: unknown unit" "G = 3 furlongs"
 bad "bad.conf:3: expected 'key = value'" "# comment" "" "o_s 1us"
 bad "bad.conf:1: network_model: 'fattree' is not supported" "network_model = fattree"
 bad "bad.conf:1: coll.allreduce: unknown algorithm 'quantum'" "coll.allreduce = quantum"
+bad "bad.conf:1: calibrated: '.*' is too long" "calibrated = $(printf '%0200d' 0)"
 bad "bad.conf:1: unknown collective 'coll.allpairs'" "coll.allpairs = ring"
 bad "bad.conf:1: cores_per_node: '0' is not a positive whole number" "cores_per_node = 0"
 rc=0; $PREDICT "$WORK/e" --platform "$WORK/nope.conf" 2> "$WORK/err" || rc=$?
@@ -41,8 +49,8 @@ plat
 cp "$WORK/plat.conf" "$WORK/a.conf"
 sed -e 's/^o_s = .*/o_s = 0.001ms/' -e 's/^L = .*/L = 5us/' -e 's/^G = .*/G = 1 GB\/s/' \
     -e 's/^eager_limit = .*/eager_limit = 1K/' "$WORK/a.conf" > "$WORK/b.conf"
-for f in a b; do
-  $PREDICT "$WORK/e" --platform "$WORK/$f.conf" --json > "$WORK/$f.json"
+for f in a b; do # (the same but for the file's name)
+  $PREDICT "$WORK/e" --platform "$WORK/$f.conf" --json | grep -v '"platform_file"' > "$WORK/$f.json"
 done
 cmp -s "$WORK/a.json" "$WORK/b.json" || fail "units: the same platform written two ways predicts differently"
 
