@@ -4,7 +4,8 @@
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config python3 gfortran
 openmpi-bin libopenmpi-dev libzstd-dev zstd libunwind-dev libjansson-dev libdw-dev
-lammps lammps-examples hpcc libsimgrid-dev"
+lammps lammps-examples hpcc libsimgrid-dev
+chromium fonts-dejavu-core tesseract-ocr python3-pil"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -1,0 +1,209 @@
+#!/bin/sh
+# phantom report on a real study (tests/report-lib.sh: stencil.c at 4 ranks,
+# replayed here, predicted on two platforms at 1, 2 and 4 nodes with the
+# what-ifs).  report.json's numbers are the prediction files' numbers, its
+# Pareto flags and recommendation are recomputed here (--within, --deadline
+# met and missed), the page has no script and no network reference, the
+# Markdown has the recommendation; the page rendered by headless Chromium
+# shows both platforms' plot colours and, read back by OCR, the
+# recommendation.  The rule must matter: cheap-slow is the cheapest choice
+# but not within 10% of the fastest.  A missing study, a missing, broken or stale prediction
+# file and a study without base predictions: exit 1 and one line naming the
+# file.  Chromium, tesseract and Pillow are dependencies: missing, the test fails.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/report-lib.sh"
+
+command -v chromium > /dev/null || fail "chromium is not installed (tests/install-deps.sh)"
+command -v tesseract > /dev/null || fail "tesseract is not installed (tests/install-deps.sh: tesseract-ocr)"
+PIL_PY=""
+for p in python3 /usr/bin/python3; do
+  "$p" -c 'import PIL' 2> /dev/null && { PIL_PY=$p; break; }
+done
+[ -n "$PIL_PY" ] || fail "Pillow is not installed (tests/install-deps.sh: python3-pil)"
+
+S="$WORK/lu.study"
+make_study "$S"
+
+# ---- the default report
+"$PHANTOM" report "$S" > "$WORK/out" 2> "$WORK/err" || fail "phantom report: exit $?: $(cat "$WORK/err")"
+[ ! -s "$WORK/err" ] || fail "phantom report wrote to stderr: $(cat "$WORK/err")"
+for ext in html md json; do
+  [ -s "$S/report.$ext" ] || fail "no $S/report.$ext"
+  grep -q "$S/report.$ext\$" "$WORK/out" || fail "phantom report does not say where report.$ext is: $(cat "$WORK/out")"
+done
+[ "$(wc -l < "$WORK/out")" = 3 ] || fail "phantom report printed more than the three files: $(cat "$WORK/out")"
+
+# check_report REPORT_BASE STUDY RULE VALUE: the numbers, the front and the rule
+check_report() {
+  python3 - "$@" <<'PY' || fail "$1.json: see above"
+import json, os, re, sys
+base, study, rule, value = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+r = json.load(open(base + ".json"))
+sj = json.load(open(os.path.join(study, "study.json")))
+def die(msg):
+    print("FAIL: " + msg, file=sys.stderr); sys.exit(1)
+docs = {p["file"]: json.load(open(os.path.join(study, p["file"]))) for p in sj["predictions"]}
+base_preds = [p for p in sj["predictions"] if p["what_if"] == {"comp": 1.0, "net": 1.0}]
+configs = {(c["platform"], c["nodes"]): c for c in r["configs"]}
+if len(configs) != len(base_preds) or len(r["configs"]) != 8:
+    die("%d configs for %d base predictions" % (len(r["configs"]), len(base_preds)))
+for p in base_preds:
+    c, d = configs[(p["platform"], p["nodes"])], docs[p["file"]]
+    if c["time_s"] != d["predicted_s"] or c["cost"] != d["cost"]:
+        die("%s: time %r cost %r, the file says %r, %r" % (p["file"], c["time_s"], c["cost"],
+                                                           d["predicted_s"], d["cost"]))
+    if not d["cost"] > 0:
+        die("%s: no cost" % p["file"])
+cs = r["configs"]
+for c in cs:
+    dominated = any(o["time_s"] <= c["time_s"] and o["cost"] <= c["cost"] and
+                    (o["time_s"] < c["time_s"] or o["cost"] < c["cost"]) for o in cs)
+    if c["pareto"] == dominated:
+        die("Pareto flag of %s at %d nodes is %s" % (c["platform"], c["nodes"], c["pareto"]))
+tie = lambda k: (lambda c: (c[k], c["nodes"], c["platform"]))
+fastest = min(cs, key=tie("time_s"))
+if rule == "deadline":
+    ok = [c for c in cs if c["time_s"] <= value]
+    want = min(ok, key=tie("cost")) if ok else fastest
+else:
+    want = min([c for c in cs if c["time_s"] <= fastest["time_s"] * (1 + value / 100)], key=tie("cost"))
+rec = r["recommendation"]
+if (rec["platform"], rec["nodes"]) != (want["platform"], want["nodes"]):
+    die("recommended %s at %d nodes, the rule (%s %g) says %s at %d" % (rec["platform"], rec["nodes"], rule,
+        value, want["platform"], want["nodes"]))
+reason = rec["reason"]
+if not reason.startswith("Rent %d node" % rec["nodes"]) or rec["platform"] not in reason:
+    die("the sentence does not name the choice: " + reason)
+if rule == "deadline" and not ok and "no choice meets the deadline" not in reason:
+    die("a missed deadline is not said: " + reason)
+if len(re.findall(r"[.!?](\s|$)", reason)) != 1:
+    die("the recommendation is not one sentence: " + reason)
+md, html = open(base + ".md").read(), open(base + ".html").read()
+if reason not in md:
+    die("report.md lacks the recommendation")
+if reason.replace("&", "&amp;") not in html:
+    die("report.html lacks the recommendation")
+if re.search(r"<script", html, re.I) or re.search(r"https?://", html):
+    die("report.html has a script or a network reference")
+if html.count("<svg") != 3:
+    die("report.html has %d plots, not 3" % html.count("<svg"))
+# breakdown: sums over ranks of the chosen prediction
+for b in r["breakdown"]:
+    p = [q for q in base_preds if q["platform"] == b["platform"] and q["nodes"] == b["nodes"]][0]
+    comp = sum(x["comp_ps"] for x in docs[p["file"]]["ranks"]) / 1e12
+    if abs(b["comp_s"] - comp) > 1e-9 * comp or abs(b["comp_share"] + b["comm_share"] + b["wait_share"] - 1) > 1e-9:
+        die("breakdown of %s: %r" % (b["platform"], b))
+hs = r["hot_spots"]["sites"]
+keys = [s["comm_s"] + s["wait_s"] for s in hs]
+if not 1 <= len(hs) <= 10 or keys != sorted(keys, reverse=True):
+    die("hot spots not the top ones in order: %r" % keys)
+if len(r["what_if"]) != 8:
+    die("%d what-if rows, not 8" % len(r["what_if"]))
+for w in r["what_if"]:
+    f = "predict/%s-%dn" % (w["platform"], w["nodes"])
+    if (w["base_s"], w["comp_half_s"], w["net_half_s"]) != tuple(docs[f + s + ".json"]["predicted_s"]
+                                                           for s in ("", "-comp0.5", "-net0.5")):
+        die("what-if of %s differs from its files" % f)
+    if "bound" not in w["reading"]:
+        die("what-if reading: " + w["reading"])
+tm = json.load(open(os.path.join(study, "trace", "meta.json")))
+rm = json.load(open(os.path.join(study, "trace", "replay", "target", "meta.json")))
+pv = r["provenance"]
+if (pv["trace"]["host"], pv["trace"]["mpi"], pv["trace"]["command"]) != (tm["host"], tm["mpi"]["library"], tm["command"]):
+    die("provenance of the trace: %r" % pv["trace"])
+if [x["ranks"] for x in pv["replay"]["runs"]] != [x["ranks"] for x in rm["replay"]["replays"]]:
+    die("provenance of the replay: %r" % pv["replay"])
+if sorted(p["name"] for p in pv["platforms"]) != ["10gbe-cloud", "cheap-slow", "ib-qdr"] or \
+   any(not p["calibrated"] for p in pv["platforms"]):
+    die("provenance of the platforms: %r" % pv["platforms"])
+PY
+}
+check_report "$S/report" "$S" within 10
+python3 - "$S/report.json" <<'PY' || fail "the study does not make the rule matter (tests/report-lib.sh)"
+import json, sys
+cs = json.load(open(sys.argv[1]))["configs"]
+cheapest, fastest = min(cs, key=lambda c: c["cost"]), min(c["time_s"] for c in cs)
+assert cheapest["platform"] == "cheap-slow" and cheapest["time_s"] > 1.1 * fastest, (cheapest, fastest)
+assert sum(c["pareto"] for c in cs) >= 2
+PY
+
+# -o, --within, --json: the same report.json on stdout as in the file
+mkdir -p "$WORK/o"
+"$PHANTOM" report "$S" -o "$WORK/o/wide.html" --within 50 --json > "$WORK/o/stdout" 2> "$WORK/err" ||
+  fail "phantom report -o --within --json: $(cat "$WORK/err")"
+cmp -s "$WORK/o/stdout" "$WORK/o/wide.json" || fail "--json printed something else than $WORK/o/wide.json"
+check_report "$WORK/o/wide" "$S" within 50
+# --deadline: one all choices meet, and one none does
+times=$(python3 -c 'import json,sys; t=[c["time_s"] for c in json.load(open(sys.argv[1]))["configs"]]; print(max(t), min(t) / 2)' \
+          "$S/report.json")
+set -- $times
+"$PHANTOM" report "$S" -o "$WORK/o/met.html" --deadline "$1" > /dev/null || fail "--deadline $1"
+check_report "$WORK/o/met" "$S" deadline "$1"
+"$PHANTOM" report "$S" -o "$WORK/o/missed.html" --deadline "$2" > /dev/null || fail "--deadline $2"
+check_report "$WORK/o/missed" "$S" deadline "$2"
+
+# ---- the page as a browser shows it
+timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --screenshot="$WORK/shot.png" \
+  --window-size=1280,4000 "file://$S/report.html" > "$WORK/chromium.log" 2>&1 ||
+  fail "chromium failed: $(tail -3 "$WORK/chromium.log")"
+[ -s "$WORK/shot.png" ] || fail "chromium wrote no screenshot"
+"$PIL_PY" - "$WORK/shot.png" "$WORK/top.png" <<'PY' || fail "the screenshot lacks a platform's plot colour"
+import sys
+from PIL import Image
+im = Image.open(sys.argv[1]).convert("RGB")
+counts = {}
+for px in im.getdata():
+    counts[px] = counts.get(px, 0) + 1
+# the palette's first two colours: the two platforms' lines and points (report-svg.c)
+for name, rgb in (("blue #0072B2", (0x00, 0x72, 0xB2)), ("orange #E69F00", (0xE6, 0x9F, 0x00))):
+    if counts.get(rgb, 0) < 500:
+        print("FAIL: %d pixels of %s" % (counts.get(rgb, 0), name), file=sys.stderr)
+        sys.exit(1)
+im.crop((0, 0, im.width, 1800)).save(sys.argv[2])  # the sentence and both plots: faster to read
+PY
+tesseract "$WORK/top.png" - > "$WORK/ocr.txt" 2> /dev/null || fail "tesseract failed"
+rec=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["recommendation"]; print(r["platform"], r["nodes"])' \
+        "$S/report.json")
+set -- $rec
+grep -q "Rent $2 node.* of $1" "$WORK/ocr.txt" ||
+  fail "the screenshot does not show the recommendation (Rent $2 nodes of $1): $(grep -i rent "$WORK/ocr.txt")"
+for w in "Predicted run time" "Cost of a run" "nodes" "Pareto front"; do
+  grep -q "$w" "$WORK/ocr.txt" || fail "the screenshot lacks '$w'"
+done
+
+# ---- bad studies: exit 1, one line naming the file
+# expect_error STUDY PATTERN: phantom report STUDY fails with one line matching PATTERN
+expect_error() {
+  rc=0
+  "$PHANTOM" report "$1" -o "$WORK/bad.html" > /dev/null 2> "$WORK/err" || rc=$?
+  [ $rc -eq 1 ] || fail "phantom report $1: exit $rc, not 1 ($2)"
+  [ "$(wc -l < "$WORK/err")" = 1 ] || fail "phantom report $1: not one line: $(cat "$WORK/err")"
+  grep -q "^phantom report: $2" "$WORK/err" || fail "phantom report $1: '$(cat "$WORK/err")' does not match '$2'"
+}
+expect_error "$WORK/nope.study" "$WORK/nope.study/study.json: missing"
+cp -a "$S" "$WORK/m.study"
+rm "$WORK/m.study/predict/ib-qdr-2n.json"
+expect_error "$WORK/m.study" "$WORK/m.study/predict/ib-qdr-2n.json: missing; run .phantom run. again (step 5, predict)"
+cp "$S/predict/ib-qdr-2n.json" "$WORK/m.study/predict/"
+echo '{"predicted_s": ' > "$WORK/m.study/predict/10gbe-cloud-4n-net0.5.json"
+expect_error "$WORK/m.study" "$WORK/m.study/predict/10gbe-cloud-4n-net0.5.json: not JSON"
+rm -rf "$WORK/m.study" && cp -a "$S" "$WORK/m.study"
+python3 - "$WORK/m.study/study.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["predictions"] = [p for p in s["predictions"] if p["what_if"] != {"comp": 1.0, "net": 1.0}]
+json.dump(s, open(sys.argv[1], "w"))
+PY
+expect_error "$WORK/m.study" "$WORK/m.study/study.json: no base predictions.*step 5, predict"
+rm -rf "$WORK/m.study" && cp -a "$S" "$WORK/m.study"
+sleep 0.01; touch "$WORK/m.study/trace/replay/target/meta.json"
+expect_error "$WORK/m.study" "$WORK/m.study/predict/[a-z0-9.-]*json: stale: older than the replay .*step 5, predict"
+sleep 0.01; touch "$WORK/platforms/10gbe-cloud.conf"
+expect_error "$S" "$S/predict/10gbe-cloud-1n.json: stale: older than its platform file $WORK/platforms/10gbe-cloud.conf.*step 5, predict"
+
+# ---- usage errors: exit 2
+rc=0; "$PHANTOM" report > /dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "phantom report without a study: exit $rc, not 2"
+rc=0; "$PHANTOM" report "$S" --within ten > /dev/null 2>&1 || rc=$?
+[ $rc -eq 2 ] || fail "phantom report --within ten: exit $rc, not 2"
+echo "report: ok ($(cat "$WORK/ocr.txt" | grep -m1 Rent))"
