@@ -43,7 +43,9 @@ static const char usage[] =
     "options:\n"
     "  --platform FILE     the target platform (doc/platform-format.md); required\n"
     "  --comp NAME         computation vector: host (the trace's own gaps; default),\n"
-    "                      or NAME measured by `phantom replay` (TRACE/replay/NAME)\n"
+    "                      or NAME measured by `phantom replay` (TRACE/replay/NAME),\n"
+    "                      or a replay directory (a NAME with a '/') of another\n"
+    "                      recording of the same job\n"
     "  --groups FILE       every rank computes as its group's representative\n"
     "                      (groups.json from `phantom cluster` for this trace)\n"
     "  --ppn N             ranks per node (default: the platform's cores_per_node)\n"
@@ -542,7 +544,21 @@ static uint32_t cores(void)
     return n > 0 ? (uint32_t)n : 1;
 }
 
-static int simulate(const popts *o, ph_trace *t, simmpi_options *so)
+/* A replay of another recording (--comp DIR) fits only if every replayed
+ * rank had as many events there as here: else its units are another job's. */
+static int check_replay_events(const popts *o, const simmpi_result *res, const rep_vectors *v)
+{
+    for (uint32_t i = 0; v && i < res->nranks; i++) {
+        int64_t rec = rep_vectors_recorded(v, i);
+        if (rec >= 0 && (uint64_t)rec != res->ranks[i].events)
+            return cli_error("predict", "--comp %s: rank %u was replayed from a recording of %lld "
+                             "events, this trace has %llu: not a replay of this job",
+                             o->comp, i, (long long)rec, (unsigned long long)res->ranks[i].events);
+    }
+    return CLI_OK;
+}
+
+static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_vectors *replayed)
 {
     simmpi_source src;
     ph_err err;
@@ -565,9 +581,9 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so)
     report r = {.o = o, .t = t, .pf = &so->platform, .res = res, .ppn = so->ppn};
     if (res->nstuck)
         rc = report_stuck(&r);
-    else if (o->json)
+    else if ((rc = check_replay_events(o, res, replayed)) == CLI_OK && o->json)
         rc = print_json(&r);
-    else
+    else if (rc == CLI_OK)
         print_tables(&r);
     simmpi_result_free(res);
     return rc == 0 ? cli_flush_stdout("predict") : rc;
@@ -671,7 +687,7 @@ static int run(int argc, char **argv)
     if (rc == CLI_OK && o.comp && strcmp(o.comp, "host") != 0)
         rc = load_replay(&o, t, reps.rep_of, &replayed, &so);
     if (rc == CLI_OK)
-        rc = simulate(&o, t, &so);
+        rc = simulate(&o, t, &so, replayed.v);
     rep_vectors_close(replayed.v);
     cl_trace_data_free(reps.d);
     free(reps.rep_of);

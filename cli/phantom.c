@@ -14,7 +14,7 @@
 
 static const ph_verb *const verbs[] = {&cmd_record, &cmd_finish, &cmd_stats, &cmd_dump,
                                        &cmd_cluster, &cmd_predict, &cmd_calibrate, &cmd_replay,
-                                       &cmd_export, &cmd_report};
+                                       &cmd_export, &cmd_run, &cmd_report};
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 
 static const ph_verb *find_verb(const char *name)

@@ -24,7 +24,7 @@ typedef struct ph_verb {
 } ph_verb;
 
 extern const ph_verb cmd_record, cmd_finish, cmd_stats, cmd_dump, cmd_cluster, cmd_predict,
-    cmd_calibrate, cmd_replay, cmd_export, cmd_report;
+    cmd_calibrate, cmd_replay, cmd_export, cmd_run, cmd_report;
 
 /* ---- messages (phantom.c) ------------------------------------------------ */
 

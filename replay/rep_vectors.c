@@ -11,6 +11,7 @@ typedef struct rvec {
     uint64_t *gap; /* gap[k]: unit k in ns; NULL: rank not replayed */
     uint64_t n;
     int64_t start, period, iters, total; /* the loop of a partial replay, or period 0 */
+    int64_t recorded; /* the rank's events in the recording replayed; -1 if not said */
     double ratio;  /* replayed / recorded computation of the part replayed */
 } rvec;
 
@@ -54,6 +55,8 @@ static void read_meta(const json_t *pr, rvec *v)
     double comp = (double)json_integer_value(json_object_get(pr, "computation_ns"));
     double rec = (double)json_integer_value(json_object_get(pr, "recorded_computation_ns"));
     v->ratio = rec > 0 && comp > 0 ? comp / rec : 1.0;
+    json_t *re = json_object_get(pr, "recorded_events");
+    v->recorded = json_is_integer(re) ? json_integer_value(re) : -1;
     json_t *loop = json_object_get(pr, "loop");
     v->start = json_integer_value(json_object_get(loop, "start"));
     v->period = json_integer_value(json_object_get(loop, "period"));
@@ -66,7 +69,10 @@ static void read_meta(const json_t *pr, rvec *v)
 rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err)
 {
     char dir[4200], meta[4300];
-    snprintf(dir, sizeof dir, "%s/replay/%s", trace, name);
+    if (strchr(name, '/')) /* a replay directory, maybe of another recording of the job */
+        snprintf(dir, sizeof dir, "%s", name);
+    else
+        snprintf(dir, sizeof dir, "%s/replay/%s", trace, name);
     snprintf(meta, sizeof meta, "%s/meta.json", dir);
     ph_trace *t = ph_trace_open(dir, err);
     json_error_t je;
@@ -116,6 +122,11 @@ void rep_vectors_close(rep_vectors *v)
 int rep_vectors_has(const rep_vectors *v, uint32_t rank)
 {
     return rank < v->nranks && v->r[rank].gap;
+}
+
+int64_t rep_vectors_recorded(const rep_vectors *v, uint32_t rank)
+{
+    return rep_vectors_has(v, rank) ? v->r[rank].recorded : -1;
 }
 
 char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t *rep_of)

@@ -16,10 +16,16 @@
 
 typedef struct rep_vectors rep_vectors;
 
-/* NULL with err when TRACE/replay/NAME is missing or unreadable. */
+/* NULL with err when TRACE/replay/NAME is missing or unreadable.  A name
+ * with a '/' is a replay directory itself: the replay of another recording
+ * of the same job (phantom run replays from the recording of its message
+ * log, and predicts from the first). */
 rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err);
 void rep_vectors_close(rep_vectors *v);
 int rep_vectors_has(const rep_vectors *v, uint32_t rank);
+/* How many events the rank had in the recording the replay was made from;
+ * -1 if the rank was not replayed or the replay does not say. */
+int64_t rep_vectors_recorded(const rep_vectors *v, uint32_t rank);
 /* "3-5,9": the ranks without a vector (malloc'd; NULL when there are none). */
 char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t *rep_of);
 /* Unit k of rank, in ns; host_ns is the trace's own unit k (for units the

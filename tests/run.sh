@@ -1,0 +1,117 @@
+#!/bin/sh
+# phantom run: the whole chain on our stencil at 4 ranks, two groups, two
+# platforms, three node counts.  Every prediction it keeps is byte for byte
+# what `phantom predict` gives for the same trace, plan and replayed vectors;
+# the replay covers exactly the plan's runs; a rerun redoes nothing, a
+# touched platform file redoes only its own predictions; another command on
+# the study, a failing command and bad options get one clear line; and a
+# replay of another job is refused by predict --comp DIR.
+. "$top_srcdir/tests/lib.sh"
+prog=$(build_prog stencil.c)
+cp "$top_srcdir/platforms/ib-qdr.conf" "$top_srcdir/platforms/10gbe-cloud.conf" "$WORK/"
+plats="$WORK/ib-qdr.conf,$WORK/10gbe-cloud.conf"
+S="$WORK/s"
+
+chain() { # extra options, then the command
+  "$PHANTOM" run -o "$S" --platforms "$plats" --nodes 1,2,4 --ppn 2 -k 2 "$@" > "$WORK/out" 2> "$WORK/err"
+}
+cd "$WORK"
+chain -- mpirun --oversubscribe -np 4 "$prog" 256 40 || { cat "$WORK/err"; fail "phantom run"; }
+for k in 1 2 3 4 5 6; do
+  grep -q "^phantom run: step $k/6, " "$WORK/err" || fail "no step $k in: $(cat "$WORK/err")"
+done
+for f in study.json trace/meta.json trace/groups.json log.trace/meta.json \
+         log.trace/replay/target/meta.json report.html report.md report.json; do
+  [ -s "$S/$f" ] || fail "no $f in the study"
+done
+
+# Every prediction equals phantom predict's own answer for the same inputs.
+python3 - "$S" > "$WORK/predicts" <<'PY' || fail "study.json: $(cat "$WORK/predicts")"
+import json, sys
+s = sys.argv[1]
+d = json.load(open(f"{s}/study.json"))
+assert d["format"] == "phantom-study" and d["ranks"] == 4 and d["ppn"] == 2, d
+assert d["launcher"] == ["mpirun", "--oversubscribe"] and d["program"][1:] == ["256", "40"], d
+p = d["predictions"]
+assert len(p) == 2 * 3 * 3 and d["skipped"] == [], (len(p), d["skipped"])
+seen = set()
+for e in p:
+    key = (e["platform"], e["nodes"], e["what_if"]["comp"], e["what_if"]["net"])
+    assert key not in seen, key
+    seen.add(key)
+    assert e["ppn"] == -(-4 // e["nodes"]), e
+    wi = [] if key[2:] == (1.0, 1.0) else ["--what-if", "comp=0.5" if key[2] == 0.5 else "net=0.5"]
+    print(e["file"], e["platform_file"], e["ppn"], *wi)
+PY
+while read -r file pf ppn wi; do
+  # shellcheck disable=SC2086
+  "$PHANTOM" predict "$S/trace" --platform "$pf" --ppn "$ppn" --groups "$S/trace/groups.json" \
+    --comp "$S/log.trace/replay/target" --json --no-progress $wi > "$WORK/direct.json" ||
+    fail "phantom predict for $file"
+  cmp -s "$WORK/direct.json" "$S/$file" || fail "$file differs from phantom predict's answer"
+done < "$WORK/predicts"
+
+# The replay is of the plan's runs, from a log of the second recording.
+python3 - "$S" <<'PY' || fail "the replay does not match the plan"
+import json, sys
+s = sys.argv[1]
+def ranks(spec):
+    out = set()
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        out |= set(range(int(a), int(b or a) + 1))
+    return out
+plan = json.load(open(f"{s}/trace/groups.json"))
+want = set().union(*(ranks(r["ranks"]) for r in plan["runs"]))
+rep = json.load(open(f"{s}/log.trace/replay/target/meta.json"))["replay"]
+got = {pr["rank"] for r in rep["replays"] for pr in r["per_rank"]}
+assert got == want, (got, want)
+assert len(rep["replays"]) == len(plan["runs"]), rep["replays"]
+assert set(plan["rank_representative"]) <= got
+log = json.load(open(f"{s}/log.trace/meta.json"))
+assert log["mode"]["log"] is True, log["mode"]
+PY
+
+# A rerun makes nothing; a touched platform file remakes its own predictions.
+ls -l --time-style=full-iso "$S/predict" > "$WORK/before"
+chain -- mpirun --oversubscribe -np 4 "$prog" 256 40 || { cat "$WORK/err"; fail "phantom run again"; }
+for k in 1 2 3 4; do
+  grep -q "^phantom run: step $k/6, .*: up to date$" "$WORK/err" || fail "step $k ran again: $(cat "$WORK/err")"
+done
+grep -q "predict ib-qdr: 9 predictions, 0 made, 9 up to date" "$WORK/err" || fail "ib-qdr predicted again"
+ls -l --time-style=full-iso "$S/predict" | cmp -s - "$WORK/before" || fail "a prediction file changed"
+touch "$WORK/ib-qdr.conf"
+chain -- mpirun --oversubscribe -np 4 "$prog" 256 40 || { cat "$WORK/err"; fail "phantom run after touch"; }
+grep -q "predict ib-qdr: 9 predictions, 9 made, 0 up to date" "$WORK/err" || fail "ib-qdr not predicted again"
+grep -q "predict 10gbe-cloud: 9 predictions, 0 made, 9 up to date" "$WORK/err" || fail "10gbe-cloud predicted again"
+
+# one_line CODE PATTERN: the last chain exited CODE with PATTERN on its first line.
+one_line() {
+  [ "$rc" = "$1" ] || { cat "$WORK/err"; fail "exit $rc, expected $1 ($2)"; }
+  head -1 "$WORK/err" | grep -q "^phantom run: .*$2" || { cat "$WORK/err"; fail "no '$2'"; }
+}
+rc=0; chain -- mpirun --oversubscribe -np 4 "$prog" 256 30 || rc=$?
+one_line 1 "s: this study is of another command (mpirun --oversubscribe -np 4 .*stencil 256 40); use another -o"
+[ "$(wc -l < "$WORK/err")" = 1 ] || fail "more than one line: $(cat "$WORK/err")"
+rc=0; "$PHANTOM" run -o "$WORK/f" -- false > "$WORK/out" 2> "$WORK/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "^phantom run: step 1 (record) failed" "$WORK/err" || fail "failing command: $(cat "$WORK/err")"
+rc=0; "$PHANTOM" run -- true 2> "$WORK/err" || rc=$?
+one_line 2 "no study directory given"
+rc=0; "$PHANTOM" run -o "$WORK/g" --nodes 2,x -- true 2> "$WORK/err" || rc=$?
+[ "$rc" != 0 ] || fail "--nodes 2,x accepted"
+rc=0; "$PHANTOM" run -o "$WORK/g" -- mpirun -np 2 2> "$WORK/err" || rc=$?
+one_line 2 "mpirun: no program in the command"
+
+# Vectors replayed from another job's recording are refused.
+"$PHANTOM" record --log -o "$WORK/other" -- mpirun --oversubscribe -np 4 "$prog" 256 30 > /dev/null 2>&1 ||
+  fail "recording the 30-iteration stencil"
+for r in 0-1 2-3; do
+  "$PHANTOM" replay "$WORK/other" --ranks $r --name x -- "$prog" 256 30 > /dev/null 2>&1 || fail "replaying $r of it"
+done
+rc=0
+"$PHANTOM" predict "$S/trace" --platform "$WORK/ib-qdr.conf" --comp "$WORK/other/replay/x" \
+  > /dev/null 2> "$WORK/err" || rc=$?
+[ "$rc" = 1 ] && [ "$(wc -l < "$WORK/err")" = 1 ] &&
+  grep -q "^phantom predict: --comp $WORK/other/replay/x: rank 0 was replayed from a recording of [0-9]* events, this trace has [0-9]*: not a replay of this job" "$WORK/err" ||
+  fail "a replay of another job: $(cat "$WORK/err")"
+echo "ok: phantom run"
