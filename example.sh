@@ -1,8 +1,11 @@
 #!/bin/sh
-# ./example.sh - set up a fresh Debian 12 machine and run phantom on the
-# bundled example: build, record a 4-rank run of tests/progs/stencil.c with
-# its message log, print the trace's statistics, choose its representative
-# ranks, replay them here, and predict the run time on an InfiniBand cluster.
+# ./example.sh - set up a fresh Debian 12 machine and run phantom's whole
+# chain (phantom run) on the bundled example: build, then for a 4-rank run of
+# tests/progs/stencil.c, and for LAMMPS's melt example when LAMMPS is
+# installed, record it, choose its representative ranks, record the message
+# log they need, replay them on this node, predict the run time on every
+# bundled platform at 1, 2 and 4 nodes, and write the report.  It ends by
+# printing where the reports are.
 set -eu
 cd "$(dirname "$0")"
 top=$(pwd)
@@ -15,21 +18,26 @@ make -s -j"$(nproc 2>/dev/null || echo 2)"
 mpicc -O2 -g -o stencil "$top/tests/progs/stencil.c" -lm
 # Open MPI refuses root unless told; more ranks than cores needs oversubscribe.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-rm -rf stencil.trace # and the replays of an earlier run
-./cli/phantom record --log -o stencil.trace -- mpirun --oversubscribe -np 4 ./stencil 1024 300
-./cli/phantom stats stencil.trace
-echo
-# PHANTOM's chain on this node: representatives and their replay subgroups
-# (2 ranks per node), each subgroup replayed here for the iterations the plan
-# says, then the prediction for an InfiniBand cluster from those vectors.
-./cli/phantom cluster stencil.trace --ppn 2
-echo
-runs=$(python3 -c 'import json; print(" ".join(r["ranks"] for r in json.load(open("stencil.trace/groups.json"))["runs"]))')
-for r in $runs; do
-  ./cli/phantom replay stencil.trace --ranks "$r" --plan stencil.trace/groups.json --name here -- ./stencil 1024 300
+
+# PHANTOM's chain on this node, 2 ranks per node here (the replayed
+# subgroups); the application's own output goes to each study's logs/.
+./cli/phantom run -o stencil.study --platforms "$top/platforms" --nodes 1,2,4 --ppn 2 \
+  -- mpirun --oversubscribe -np 4 ./stencil 1024 300
+reports="$(pwd)/stencil.study/report.html"
+
+lmp=$(command -v lmp || true)
+melt=""
+for f in /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt; do
+  if [ -f "$f" ]; then melt=$f; break; fi
 done
+if [ -n "$lmp" ] && [ -f "$melt" ]; then
+  echo
+  mkdir -p lammps
+  cp "$melt" lammps/in.melt
+  (cd lammps && ../cli/phantom run -o melt.study --platforms "$top/platforms" --nodes 1,2,4 --ppn 2 \
+     -- mpirun --oversubscribe -np 4 "$lmp" -in in.melt -log none)
+  reports="$reports $(pwd)/lammps/melt.study/report.html"
+fi
 echo
-./cli/phantom predict stencil.trace --platform "$top/platforms/ib-qdr.conf" --ppn 2 --comp here \
-  --groups stencil.trace/groups.json
-echo
-echo "The trace is in $(pwd)/stencil.trace; try: build/cli/phantom dump build/stencil.trace --rank 1 | head"
+for r in $reports; do echo "report: $r"; done
+echo "Rerun with other platforms (--platforms my.conf) and only the prediction is redone; see doc/user-guide.md."
