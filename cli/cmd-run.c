@@ -435,9 +435,7 @@ static int write_study(const study *s, json_t *predictions, json_t *skipped)
 {
     char host[256] = "?";
     gethostname(host, sizeof host - 1);
-    json_t *cmd = json_array();
-    for (int i = 0; cmd && i < s->o->ncmd; i++)
-        json_array_append_new(cmd, json_string(s->o->cmd[i]));
+    json_t *cmd = strings(s->o->cmd);
     json_t *doc = json_pack(
         "{s:s, s:s, s:o, s:o, s:o, s:I, s:s, s:I, s:{s:o, s:o}, s:s, s:s, s:s, s:s, s:s}",
         "format", "phantom-study", "version", "1.0", "command", cmd, "launcher",
@@ -484,9 +482,19 @@ static int check_old_study(const study *s, json_t **old)
 
 /* ---- steps 1 to 4: record, cluster, record the log, replay ------------------------------ */
 
+/* A trace whose recording ran to its end (meta.json "finished"). */
+static int finished(const char *meta)
+{
+    json_error_t je;
+    json_t *m = json_load_file(meta, 0, &je);
+    int yes = json_is_true(json_object_get(m, "finished"));
+    json_decref(m);
+    return yes;
+}
+
 static int step_record(study *s, int fresh)
 {
-    if (fresh && !s->o->force && up_to_date(s->trace_meta, NULL)) {
+    if (fresh && !s->o->force && up_to_date(s->trace_meta, NULL) && finished(s->trace_meta)) {
         step_line(1, "record", ": up to date");
         return CLI_OK;
     }
@@ -569,7 +577,7 @@ static json_t *plan_runs(const study *s, int64_t *most)
  * at the most iterations any run replays (each replay stops at its own). */
 static int step_log(study *s, json_t *runs, int64_t most)
 {
-    if (!s->redo && up_to_date(s->log_meta, s->plan, NULL)) {
+    if (!s->redo && up_to_date(s->log_meta, s->plan, NULL) && finished(s->log_meta)) {
         step_line(3, "record the message log", ": up to date");
         return CLI_OK;
     }
@@ -602,9 +610,36 @@ static char *launcher_line(const study *s)
     return l;
 }
 
+/* Has the replay every rank of every run (an interrupted step has not)? */
+static int replay_covers(const study *s, json_t *runs)
+{
+    json_error_t je;
+    json_t *m = json_load_file(s->replay_meta, 0, &je), *one, *pr, *r;
+    uint8_t *have = calloc(s->nranks, 1), *want = calloc(s->nranks, 1);
+    size_t i, k;
+    ph_err err;
+    int ok = m && have && want;
+    json_array_foreach(json_object_get(json_object_get(m, "replay"), "replays"), i, one) {
+        json_array_foreach(json_object_get(one, "per_rank"), k, pr) {
+            json_int_t rank = json_integer_value(json_object_get(pr, "rank"));
+            if (ok && rank >= 0 && rank < (json_int_t)s->nranks)
+                have[rank] = 1;
+        }
+    }
+    json_array_foreach(runs, i, r) {
+        ok = ok && ph_parse_ranks(json_string_value(json_object_get(r, "ranks")), s->nranks, want, &err) == 0;
+        for (uint32_t x = 0; ok && x < s->nranks; x++)
+            ok = !want[x] || have[x];
+    }
+    free(have);
+    free(want);
+    json_decref(m);
+    return ok;
+}
+
 static int step_replay(study *s, json_t *runs)
 {
-    if (!s->redo && up_to_date(s->replay_meta, s->log_meta, s->plan, NULL)) {
+    if (!s->redo && up_to_date(s->replay_meta, s->log_meta, s->plan, NULL) && replay_covers(s, runs)) {
         step_line(4, "replay", ": up to date");
         return CLI_OK;
     }
@@ -869,6 +904,8 @@ static int chain(study *s)
         rc = write_study(s, NULL, NULL);
     if (rc == CLI_OK)
         rc = step_cluster(s, old);
+    if (rc == CLI_OK && s->redo) /* the settings the plan was made with, whatever fails next */
+        rc = write_study(s, NULL, NULL);
     if (rc == CLI_OK && !(runs = plan_runs(s, &most)))
         rc = CLI_ERR;
     if (rc == CLI_OK)

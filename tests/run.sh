@@ -2,8 +2,10 @@
 # phantom run: the whole chain on our stencil at 4 ranks, two groups, two
 # platforms, three node counts.  Every prediction it keeps is byte for byte
 # what `phantom predict` gives for the same trace, plan and replayed vectors;
-# the replay covers exactly the plan's runs; a rerun redoes nothing, a
-# touched platform file redoes only its own predictions; another command on
+# the replay covers exactly the plan's runs (one, from a subgroup log; with
+# four groups, two from a full log); a rerun redoes nothing, a touched
+# platform file redoes only its own predictions, a replay run lost redoes
+# steps 4 and 5; another command on
 # the study, a failing command and bad options get one clear line; and a
 # replay of another job is refused by predict --comp DIR.
 . "$top_srcdir/tests/lib.sh"
@@ -84,6 +86,30 @@ touch "$WORK/ib-qdr.conf"
 chain -- mpirun --oversubscribe -np 4 "$prog" 256 40 || { cat "$WORK/err"; fail "phantom run after touch"; }
 grep -q "predict ib-qdr: 9 predictions, 9 made, 0 up to date" "$WORK/err" || fail "ib-qdr not predicted again"
 grep -q "predict 10gbe-cloud: 9 predictions, 0 made, 9 up to date" "$WORK/err" || fail "10gbe-cloud predicted again"
+
+# Four groups on two nodes: two replay runs from one full log, cut at the
+# iterations they replay.  One run's result lost (as when step 4 is
+# interrupted) is noticed, and steps 4 and 5 are redone.
+S2="$WORK/s2"
+"$PHANTOM" run -o "$S2" --platforms "$WORK/ib-qdr.conf" --nodes 2 --ppn 2 -k 4 \
+  -- mpirun --oversubscribe -np 4 "$prog" 256 40 > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "-k 4"; }
+python3 - "$S2" <<'PY' || fail "two replay runs"
+import json, sys
+s = sys.argv[1]
+plan = json.load(open(f"{s}/trace/groups.json"))
+assert [r["ranks"] for r in plan["runs"]] == ["0-1", "2-3"], plan["runs"]
+log = json.load(open(f"{s}/log.trace/meta.json"))["mode"]
+assert log["log"] is True and log["log_ranks"] is None, log
+rep = json.load(open(f"{s}/log.trace/replay/target/meta.json"))
+assert [r["ranks"] for r in rep["replay"]["replays"]] == ["0-1", "2-3"], rep["replay"]["replays"]
+rep["replay"]["replays"] = rep["replay"]["replays"][:1]
+json.dump(rep, open(f"{s}/log.trace/replay/target/meta.json", "w"))
+PY
+"$PHANTOM" run -o "$S2" --platforms "$WORK/ib-qdr.conf" --nodes 2 --ppn 2 -k 4 \
+  -- mpirun --oversubscribe -np 4 "$prog" 256 40 > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "-k 4 again"; }
+grep -q "step 3/6, record the message log: up to date" "$WORK/err" || fail "step 3 redone: $(cat "$WORK/err")"
+grep -q "step 4/6, replay ranks 2-3 (run 2 of 2)$" "$WORK/err" || fail "step 4 not redone: $(cat "$WORK/err")"
+grep -q "predict ib-qdr: 3 predictions, 3 made" "$WORK/err" || fail "step 5 not redone: $(cat "$WORK/err")"
 
 # one_line CODE PATTERN: the last chain exited CODE with PATTERN on its first line.
 one_line() {
