@@ -143,7 +143,8 @@ check_report "$WORK/o/met" "$S" deadline "$1"
 check_report "$WORK/o/missed" "$S" deadline "$2"
 
 # ---- the page as a browser shows it
-timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --screenshot="$WORK/shot.png" \
+timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
+  --user-data-dir="$WORK/chromium-profile" --screenshot="$WORK/shot.png" \
   --window-size=1280,4000 "file://$S/report.html" > "$WORK/chromium.log" 2>&1 ||
   fail "chromium failed: $(tail -3 "$WORK/chromium.log")"
 [ -s "$WORK/shot.png" ] || fail "chromium wrote no screenshot"
