@@ -142,7 +142,9 @@ static uint32_t ev_rank(const hev *e) { return (uint32_t)(e->key >> 40); }
 static uint8_t ev_type(const hev *e) { return (uint8_t)(e->key >> 32 & 0xff); }
 static uint32_t ev_ref(const hev *e) { return (uint32_t)e->key; }
 
-static void push(sim *s, simtime t, uint32_t rank, uint8_t type, uint32_t ref)
+/* Inline: about two pushes per simulated event, from five places; the
+ * calls themselves cost about 15 instructions an event. */
+static inline void push(sim *s, simtime t, uint32_t rank, uint8_t type, uint32_t ref)
 {
     if (evheap_push(&s->heap, t, (uint64_t)rank << 40 | (uint64_t)type << 32 | ref) < 0)
         sim_fail(s, "out of memory (%llu pending events)", (unsigned long long)s->heap.n);
