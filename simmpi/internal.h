@@ -252,8 +252,16 @@ enum rank_state { RK_RUN, RK_QUEUED, RK_BLOCKED, RK_DONE };
 
 typedef struct coll_memo {
     uint8_t alg[2];      /* sub-collectives' algorithms, 0: not decided yet */
+    uint8_t coll, calg;  /* the collective it is for (and srank.memo_for); coll 0xff: none */
     uint32_t split;      /* rounds of a composition's first part + 1, 0: not counted */
 } coll_memo;
+
+/* The rest of what a rank's coll_memo is for: in the padding at the end of
+ * srank, which stays five cache lines. */
+typedef struct coll_for {
+    uint64_t count;
+    uint32_t size, me, root, esize;
+} coll_for;
 
 /* Line-aligned (320 bytes): the fields an event touches first (clock, NICs,
  * wait state) are its first two lines, which engine.c's prefetch_next asks
@@ -275,6 +283,7 @@ typedef struct srank {
     uint32_t ncreq, capcreq;
     simmpi_breakdown acct;
     fe_rank fe;
+    coll_for memo_for;
 } srank;
 
 typedef struct coll_xfer {
