@@ -47,7 +47,8 @@ static const char usage[] =
     "                      or a replay directory (a NAME with a '/') of another\n"
     "                      recording of the same job\n"
     "  --groups FILE       every rank computes as its group's representative\n"
-    "                      (groups.json from `phantom cluster` for this trace)\n"
+    "                      (groups.json from `phantom cluster` for this trace);\n"
+    "                      with --comp NAME, ranks replayed themselves keep theirs\n"
     "  --ppn N             ranks per node (default: the platform's cores_per_node)\n"
     "  --map POLICY        rank placement: block (default), cyclic, or a FILE\n"
     "                      with one node number per rank\n"
@@ -628,7 +629,8 @@ static int load_groups(const popts *o, ph_trace *t, rep_comp *rc, simmpi_options
 /* ---- replayed vectors (--comp NAME) --------------------------------------------------- */
 
 /* Units measured by `phantom replay TRACE --name NAME` (replay/rep_vectors.h);
- * with --groups, each rank's representative's. */
+ * with --groups, a rank that was not replayed itself takes its
+ * representative's (a replayed subgroup measures every rank in it). */
 typedef struct replay_comp {
     rep_vectors *v;
     const uint32_t *rep_of;
@@ -637,7 +639,7 @@ typedef struct replay_comp {
 static simtime replay_unit(void *ctx, uint32_t rank, uint64_t k, uint64_t host_ns)
 {
     const replay_comp *rc = ctx;
-    return (simtime)rep_vectors_unit(rc->v, rc->rep_of ? rc->rep_of[rank] : rank, k, host_ns) * 1000;
+    return (simtime)rep_vectors_unit(rc->v, rep_vectors_source(rc->v, rank, rc->rep_of), k, host_ns) * 1000;
 }
 
 static int load_replay(const popts *o, ph_trace *t, const uint32_t *rep_of, replay_comp *rc,

@@ -63,13 +63,15 @@ static const char usage[] =
     "  -t, --threshold X      phantom cluster's threshold (default 5%)\n"
     "  -k, --groups K         phantom cluster: exactly K groups instead\n"
     "  --name NAME            name of the replayed vectors (default target)\n"
+    "  --repeat N             replay each subgroup N times and take each unit's\n"
+    "                         median (default 1; for a node that is not quiet)\n"
     "  --report FILE          the report's HTML (default STUDY/report.html)\n"
     "  --force                redo every step\n"
     "  -h, --help             show this help\n";
 
 typedef struct ropts {
     const char *study, *platforms, *threshold, *k, *name, *report;
-    uint32_t ppn;
+    uint32_t ppn, repeat;
     uint32_t nodev[64]; /* --nodes */
     int nnodes, force;
     char **cmd; /* COMMAND, NULL-terminated */
@@ -116,6 +118,7 @@ static int parse_args(int argc, char **argv, ropts *o)
         {"nodes", required_argument, NULL, 'N'},   {"ppn", required_argument, NULL, 'p'},
         {"threshold", required_argument, NULL, 't'}, {"groups", required_argument, NULL, 'k'},
         {"name", required_argument, NULL, 'n'},    {"report", required_argument, NULL, 'r'},
+        {"repeat", required_argument, NULL, 'R'},
         {"force", no_argument, NULL, 'f'},         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -134,6 +137,10 @@ static int parse_args(int argc, char **argv, ropts *o)
         case 't': o->threshold = optarg; break;
         case 'k': o->k = optarg; break;
         case 'n': o->name = optarg; break;
+        case 'R':
+            if (cli_parse_u32(optarg, 1, 1000, &o->repeat) < 0)
+                return cli_usage_error("run", "--repeat: '%s' is not a number of runs (1 to 1000)", optarg);
+            break;
         case 'r': o->report = optarg; break;
         case 'f': o->force = 1; break;
         case 'h': return cli_help(&cmd_run) == CLI_OK ? -2 : CLI_ERR;
@@ -437,11 +444,11 @@ static int write_study(const study *s, json_t *predictions, json_t *skipped)
     gethostname(host, sizeof host - 1);
     json_t *cmd = strings(s->o->cmd);
     json_t *doc = json_pack(
-        "{s:s, s:s, s:o, s:o, s:o, s:I, s:s, s:I, s:{s:o, s:o}, s:s, s:s, s:s, s:s, s:s}",
+        "{s:s, s:s, s:o, s:o, s:o, s:I, s:s, s:I, s:{s:o, s:o}, s:s, s:I, s:s, s:s, s:s, s:s}",
         "format", "phantom-study", "version", "1.0", "command", cmd, "launcher",
         strings(s->launcher), "program", strings(s->program), "ranks", (json_int_t)s->nranks,
         "host", host, "ppn", (json_int_t)s->o->ppn, "cluster", "k", opt_string(s->o->k),
-        "threshold", opt_string(s->o->threshold), "replay_name", s->o->name, "trace", "trace",
+        "threshold", opt_string(s->o->threshold), "replay_name", s->o->name, "repeat", (json_int_t)s->o->repeat, "trace", "trace",
         "plan", "trace/groups.json", "log", "log.trace", "replay", s->replay + strlen(s->dir) + 1);
     if (doc && predictions)
         json_object_set(doc, "predictions", predictions);
@@ -637,9 +644,12 @@ static int replay_covers(const study *s, json_t *runs)
     return ok;
 }
 
-static int step_replay(study *s, json_t *runs)
+static int step_replay(study *s, json_t *runs, json_t *old)
 {
-    if (!s->redo && up_to_date(s->replay_meta, s->log_meta, s->plan, NULL) && replay_covers(s, runs)) {
+    json_int_t was = json_integer_value(json_object_get(old, "repeat"));
+    int same = (was ? was : 1) == (json_int_t)s->o->repeat;
+    if (!s->redo && same && up_to_date(s->replay_meta, s->log_meta, s->plan, NULL) &&
+        replay_covers(s, runs)) {
         step_line(4, "replay", ": up to date");
         return CLI_OK;
     }
@@ -655,6 +665,7 @@ static int step_replay(study *s, json_t *runs)
         const char *ranks = json_string_value(json_object_get(r, "ranks"));
         add(&a, "phantom"), add(&a, "replay"), add(&a, s->log), add(&a, "--ranks"), add(&a, ranks);
         add(&a, "--plan"), add(&a, s->plan), add(&a, "--name"), add(&a, s->o->name);
+        add(&a, "--repeat"), addf(&a, "%s%u", NULL, s->o->repeat);
         if (s->nlauncher)
             add(&a, "--launcher"), add(&a, launcher);
         if (i == 0)
@@ -911,7 +922,7 @@ static int chain(study *s)
     if (rc == CLI_OK)
         rc = step_log(s, runs, most);
     if (rc == CLI_OK)
-        rc = step_replay(s, runs);
+        rc = step_replay(s, runs, old);
     if (rc == CLI_OK)
         rc = step_predict(s);
     if (rc == CLI_OK)
@@ -923,7 +934,7 @@ static int chain(study *s)
 
 static int run(int argc, char **argv)
 {
-    ropts o = {.name = "target"};
+    ropts o = {.name = "target", .repeat = 1};
     int rc = parse_args(argc, argv, &o);
     if (rc != CLI_OK)
         return rc == -2 ? CLI_OK : rc;

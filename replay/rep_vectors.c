@@ -129,6 +129,11 @@ int64_t rep_vectors_recorded(const rep_vectors *v, uint32_t rank)
     return rep_vectors_has(v, rank) ? v->r[rank].recorded : -1;
 }
 
+uint32_t rep_vectors_source(const rep_vectors *v, uint32_t rank, const uint32_t *rep_of)
+{
+    return rep_vectors_has(v, rank) || !rep_of ? rank : rep_of[rank];
+}
+
 char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t *rep_of)
 {
     char *s = NULL;
@@ -137,7 +142,7 @@ char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t 
     int any = 0;
     for (uint32_t r = 0; f && r < nranks;) {
         uint32_t e = r;
-        while (e < nranks && !rep_vectors_has(v, rep_of ? rep_of[e] : e))
+        while (e < nranks && !rep_vectors_has(v, rep_vectors_source(v, e, rep_of)))
             e++;
         if (e > r) {
             fprintf(f, e - r == 1 ? "%s%u" : "%s%u-%u", any ? "," : "", r, e - 1);

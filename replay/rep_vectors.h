@@ -26,6 +26,10 @@ int rep_vectors_has(const rep_vectors *v, uint32_t rank);
 /* How many events the rank had in the recording the replay was made from;
  * -1 if the rank was not replayed or the replay does not say. */
 int64_t rep_vectors_recorded(const rep_vectors *v, uint32_t rank);
+/* Whose vector rank computes with: its own when it was replayed (as a
+ * member of its representative's node subgroup, or alone), else, with a
+ * plan's rep_of (NULL: none), its representative's. */
+uint32_t rep_vectors_source(const rep_vectors *v, uint32_t rank, const uint32_t *rep_of);
 /* "3-5,9": the ranks without a vector (malloc'd; NULL when there are none). */
 char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t *rep_of);
 /* Unit k of rank, in ns; host_ns is the trace's own unit k (for units the

@@ -4,10 +4,11 @@
 # what `phantom predict` gives for the same trace, plan and replayed vectors;
 # the replay covers exactly the plan's runs (one, from a subgroup log; with
 # four groups, two from a full log); a rerun redoes nothing, a touched
-# platform file redoes only its own predictions, a replay run lost redoes
-# steps 4 and 5; another command on
-# the study, a failing command and bad options get one clear line; and a
-# replay of another job is refused by predict --comp DIR.
+# platform file redoes only its own predictions, a replay run lost or
+# another --repeat redoes steps 4 and 5; another command on
+# the study, a failing command and bad options get one clear line; with one
+# group, the ranks replayed on the representative's node keep their own
+# vectors; and a replay of another job is refused by predict --comp DIR.
 . "$top_srcdir/tests/lib.sh"
 prog=$(build_prog stencil.c)
 cp "$top_srcdir/platforms/ib-qdr.conf" "$top_srcdir/platforms/10gbe-cloud.conf" "$WORK/"
@@ -110,6 +111,36 @@ PY
 grep -q "step 3/6, record the message log: up to date" "$WORK/err" || fail "step 3 redone: $(cat "$WORK/err")"
 grep -q "step 4/6, replay ranks 2-3 (run 2 of 2)$" "$WORK/err" || fail "step 4 not redone: $(cat "$WORK/err")"
 grep -q "predict ib-qdr: 3 predictions, 3 made" "$WORK/err" || fail "step 5 not redone: $(cat "$WORK/err")"
+# Another --repeat redoes the replays (each twice now, medians kept).
+"$PHANTOM" run -o "$S2" --platforms "$WORK/ib-qdr.conf" --nodes 2 --ppn 2 -k 4 --repeat 2 \
+  -- mpirun --oversubscribe -np 4 "$prog" 256 40 > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "--repeat 2"; }
+grep -q "step 4/6, replay ranks 0-1 (run 1 of 2)$" "$WORK/err" || fail "--repeat 2: step 4 not redone: $(cat "$WORK/err")"
+python3 - "$S2" <<'PY' || fail "--repeat 2 is not in the replay or the study"
+import json, sys
+s = sys.argv[1]
+rep = json.load(open(f"{s}/log.trace/replay/target/meta.json"))["replay"]["replays"]
+assert [r["repeat"] for r in rep] == [2, 2], rep
+assert json.load(open(f"{s}/study.json"))["repeat"] == 2
+PY
+
+# One group: its representative's node is replayed; a rank replayed there
+# computes as itself, the two others as the representative.
+S3="$WORK/s3"
+"$PHANTOM" run -o "$S3" --platforms "$WORK/ib-qdr.conf" --nodes 2 --ppn 2 -k 1 \
+  -- mpirun --oversubscribe -np 4 "$prog" 256 40 > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "-k 1"; }
+python3 - "$S3" <<'PY' || fail "-k 1: who computes as whom"
+import json, sys
+s = sys.argv[1]
+rep_of = json.load(open(f"{s}/trace/groups.json"))["rank_representative"]
+assert len(set(rep_of)) == 1, rep_of
+own = {p["rank"]: p["computation_ns"] for r in json.load(open(f"{s}/log.trace/replay/target/meta.json"))["replay"]["replays"]
+       for p in r["per_rank"]}
+assert len(own) == 2 and rep_of[0] in own, (own, rep_of)
+pred = json.load(open(f"{s}/predict/ib-qdr-2n.json"))
+for r in pred["ranks"]:
+    want = own.get(r["rank"], own[rep_of[r["rank"]]]) * 1000
+    assert r["comp_ps"] == want, (r["rank"], r["comp_ps"], want, own, rep_of)
+PY
 
 # one_line CODE PATTERN: the last chain exited CODE with PATTERN on its first line.
 one_line() {
