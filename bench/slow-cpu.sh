@@ -1,0 +1,50 @@
+#!/bin/sh
+# slow-cpu.sh - run a program on a slower CPU: a cgroup v1 CPU quota.
+#
+#   sh bench/slow-cpu.sh PROGRAM [ARGS...]
+#   mpirun -np 2 sh bench/slow-cpu.sh ./app ...      (every rank its own CPU)
+#
+# Moves itself into its own cgroup, /sys/fs/cgroup/cpu/phantom-slow/rank-R
+# (R = $OMPI_COMM_WORLD_RANK under Open MPI's mpirun, else pid-PID), whose CFS
+# bandwidth quota is $PHANTOM_SLOW_QUOTA of one CPU (default 0.5) per short
+# period, then execs PROGRAM, which with every thread it starts stays in
+# that cgroup.  Each rank has its own cgroup, so each rank is its own slower
+# CPU: a rank spinning in MPI while it waits for its partner uses up its own
+# quota, not its partner's.
+#
+# The period: the kernel refuses a period or a quota below 1 ms, so the
+# period is the shortest that keeps the quota at 1 ms or more, i.e.
+# max(1 ms, 1 ms / QUOTA): 2 ms at the default 0.5.  A short period keeps
+# each throttling pause (period - quota, 1 ms at 0.5) well below an
+# application's iteration time, so the slowdown is a steady rate rather than
+# long stalls.  $PHANTOM_SLOW_PERIOD_US sets the period by hand.
+#
+# Needs root and cgroup v1's cpu controller at /sys/fs/cgroup/cpu (or
+# $PHANTOM_SLOW_CGROOT).  Environment, LD_PRELOAD included, passes through
+# to PROGRAM unchanged (so phantom record and phantom replay can preload
+# their libraries into the ranks through this wrapper).
+set -eu
+[ $# -ge 1 ] || { echo "usage: slow-cpu.sh PROGRAM [ARGS...]" >&2; exit 2; }
+q=${PHANTOM_SLOW_QUOTA:-0.5}
+root=${PHANTOM_SLOW_CGROOT:-/sys/fs/cgroup/cpu}/phantom-slow
+if [ -n "${OMPI_COMM_WORLD_RANK:-}" ]; then
+  cg=$root/rank-$OMPI_COMM_WORLD_RANK
+else
+  cg=$root/pid-$$
+fi
+# period and quota in microseconds, integers
+set -- "$(awk -v q="$q" -v p="${PHANTOM_SLOW_PERIOD_US:-}" 'BEGIN {
+  if (q + 0 <= 0) { print "bad"; exit }
+  if (p == "") { p = 1000; if (q < 1) p = int(1000 / q + 0.999999) }
+  quota = int(q * p + 0.5); if (quota < 1000) quota = 1000
+  print p, quota }')" "$@"
+case $1 in bad) echo "slow-cpu.sh: PHANTOM_SLOW_QUOTA=$q: expected a fraction > 0" >&2; exit 2 ;; esac
+period=${1% *} quota=${1#* }
+shift
+mkdir -p "$cg"
+# lower the quota first when the period shrinks (the kernel checks each write)
+echo -1 > "$cg/cpu.cfs_quota_us"
+echo "$period" > "$cg/cpu.cfs_period_us"
+echo "$quota" > "$cg/cpu.cfs_quota_us"
+echo $$ > "$cg/cgroup.procs"
+exec "$@"
