@@ -19,6 +19,11 @@
 # application's iteration time, so the slowdown is a steady rate rather than
 # long stalls.  $PHANTOM_SLOW_PERIOD_US sets the period by hand.
 #
+# PHANTOM_SLOW_SCOPE=job instead puts all of a node's ranks into one cgroup,
+# phantom-slow/job, with QUOTA of a CPU for each of them: they are paused
+# together rather than each on its own clock (tried in doc/accuracy.md, run
+# G: no better, as a spinning rank then spends its partner's quota).
+#
 # Needs root and cgroup v1's cpu controller at /sys/fs/cgroup/cpu (or
 # $PHANTOM_SLOW_CGROOT).  Environment, LD_PRELOAD included, passes through
 # to PROGRAM unchanged (so phantom record and phantom replay can preload
@@ -27,7 +32,12 @@ set -eu
 [ $# -ge 1 ] || { echo "usage: slow-cpu.sh PROGRAM [ARGS...]" >&2; exit 2; }
 q=${PHANTOM_SLOW_QUOTA:-0.5}
 root=${PHANTOM_SLOW_CGROOT:-/sys/fs/cgroup/cpu}/phantom-slow
-if [ -n "${OMPI_COMM_WORLD_RANK:-}" ]; then
+if [ "${PHANTOM_SLOW_SCOPE:-rank}" = job ] && [ -n "${OMPI_COMM_WORLD_LOCAL_SIZE:-}" ]; then
+  # one cgroup for the node's ranks, with QUOTA of a CPU for each of them:
+  # they are throttled together (doc/accuracy.md, run G)
+  cg=$root/job
+  q=$(awk -v q="$q" -v n="$OMPI_COMM_WORLD_LOCAL_SIZE" 'BEGIN { print q * n }')
+elif [ -n "${OMPI_COMM_WORLD_RANK:-}" ]; then
   cg=$root/rank-$OMPI_COMM_WORLD_RANK
 else
   cg=$root/pid-$$
