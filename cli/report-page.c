@@ -1,0 +1,468 @@
+/* report-page.c - the report's HTML page and its Markdown, written from
+ * report.json alone (cmd-report.c gathers the numbers into it), so that the
+ * three files always agree.  Plots by report-svg.c. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report-page.h"
+#include "report-svg.h"
+
+const char *report_jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* "1.23 s", "45.6 ms", "789 us" */
+const char *report_fmt_time(double secs, char *buf, size_t cap)
+{
+    if (secs >= 1 || secs == 0)
+        snprintf(buf, cap, "%.3g s", secs);
+    else if (secs >= 1e-3)
+        snprintf(buf, cap, "%.3g ms", secs * 1e3);
+    else
+        snprintf(buf, cap, "%.3g us", secs * 1e6);
+    if (secs >= 1000)
+        snprintf(buf, cap, "%.0f s", secs);
+    return buf;
+}
+
+/* "$0.0123", "$12.30", "$0.0000404": three significant digits, at least cents. */
+const char *report_fmt_money(double x, char *buf, size_t cap)
+{
+    int dec = x > 0 ? 2 - (int)floor(log10(x)) : 2;
+    snprintf(buf, cap, "$%.*f", dec < 2 ? 2 : dec > 12 ? 12 : dec, x);
+    return buf;
+}
+
+/* ---- the page and the Markdown ------------------------------------------------------ */
+
+static double num(const json_t *o, const char *key) { return json_number_value(json_object_get(o, key)); }
+
+static void esc(FILE *f, const char *s) { svg_escape(f, s ? s : "?"); }
+
+/* Markdown table cell: no '|' or newline breaks the row. */
+static void md_cell(FILE *f, const char *s)
+{
+    for (s = s ? s : "?"; *s; s++)
+        if (*s == '|')
+            fputs("\\|", f);
+        else
+            fputc(*s == '\n' ? ' ' : *s, f);
+}
+
+/* The configs as one series per platform (time plot: x nodes, y time; cost
+ * plot: x time, y cost, priced platforms only); a platform's colour is
+ * that of its place among all platforms, the same in every plot. */
+typedef struct sset {
+    svg_series s[64];
+    size_t ns;
+    double *x, *y, *nodes;
+} sset;
+
+static void sset_build(sset *ss, const json_t *configs, int cost_plot)
+{
+    size_t n = json_array_size(configs), i, pidx = 0, cur = (size_t)-1;
+    const json_t *c;
+    ss->ns = 0;
+    ss->x = calloc(n + 1, sizeof *ss->x);
+    ss->y = calloc(n + 1, sizeof *ss->y);
+    ss->nodes = calloc(n + 1, sizeof *ss->nodes);
+    json_array_foreach(configs, i, c) {
+        if (i && strcmp(report_jstr(c, "platform"), report_jstr(json_array_get(configs, i - 1), "platform")) != 0)
+            pidx++;
+        if (!ss->x || !ss->y || !ss->nodes || (cost_plot && !json_is_true(json_object_get(c, "priced"))))
+            continue;
+        if (pidx != cur) {
+            if (ss->ns == sizeof ss->s / sizeof ss->s[0])
+                break;
+            cur = pidx;
+            ss->s[ss->ns++] = (svg_series){report_jstr(c, "platform"), svg_colour(pidx), 0, ss->x + i, ss->y + i,
+                                           cost_plot ? ss->nodes + i : NULL, " n"};
+        }
+        ss->x[i] = cost_plot ? num(c, "time_s") : num(c, "nodes");
+        ss->y[i] = cost_plot ? num(c, "cost") : num(c, "time_s");
+        ss->nodes[i] = num(c, "nodes");
+        ss->s[ss->ns - 1].n++;
+    }
+}
+
+static void sset_free(sset *ss)
+{
+    free(ss->x);
+    free(ss->y);
+    free(ss->nodes);
+}
+
+static svg_scale sset_scale(const sset *ss, int y, int integral)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ss->ns; i++)
+        n += ss->s[i].n;
+    double *v = calloc(n + 1, sizeof *v);
+    if (!v)
+        return SVG_LINEAR;
+    n = 0;
+    for (size_t i = 0; i < ss->ns; i++)
+        for (size_t k = 0; k < ss->s[i].n; k++)
+            v[n++] = y ? ss->s[i].y[k] : ss->s[i].x[k];
+    svg_scale sc = svg_pick_scale(v, n, integral);
+    free(v);
+    return sc;
+}
+
+static const char css[] =
+    "body{font-family:'DejaVu Sans',Arial,sans-serif;color:#222;max-width:1000px;margin:24px auto;"
+    "padding:0 16px;line-height:1.4}\n"
+    "h1{font-size:26px;margin-bottom:4px}h2{font-size:21px;margin-top:36px;border-bottom:1px solid #ccc}\n"
+    ".sub{color:#555;margin-top:0}\n"
+    ".rec{font-size:21px;font-weight:bold;padding:12px 16px;border-left:8px solid #444444;"
+    "background:#f2f2f2}\n"
+    "table{border-collapse:collapse;margin:12px 0;font-size:15px}\n"
+    "th,td{border:1px solid #bbb;padding:4px 10px;text-align:left}td.n{text-align:right}\n"
+    "th{background:#eee}tr.chosen td{font-weight:bold}\n"
+    "code{font-size:14px;word-break:break-all}td:first-child{white-space:nowrap}\n"
+    ".plot{display:block;margin:8px 0}.plot text{fill:#222}\n"
+    ".title{font-size:16px;font-weight:bold}.tick{font-size:13px}.label{font-size:14px}"
+    ".legend{font-size:14px}.inbar{font-size:13px}.tag{font-size:12px}\n"
+    ".grid{stroke:#dddddd;stroke-width:1}.axis{stroke:#333333;stroke-width:1.5}\n";
+
+static void html_head(FILE *f, const json_t *r)
+{
+    const json_t *tr = json_object_get(json_object_get(r, "provenance"), "trace");
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>phantom report: ", f);
+    esc(f, report_jstr(r, "study"));
+    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>Which machine, how many nodes?</h1>\n"
+               "<p class=\"sub\">Predicted by phantom for <code>", css);
+    esc(f, report_jstr(tr, "command"));
+    fprintf(f, "</code> (%lld ranks), study <code>", (long long)json_integer_value(json_object_get(r, "ranks")));
+    esc(f, report_jstr(r, "study"));
+    fputs("</code>, report of ", f);
+    esc(f, report_jstr(r, "date"));
+    fputs(".</p>\n<p class=\"rec\">", f);
+    esc(f, report_jstr(json_object_get(r, "recommendation"), "reason"));
+    fputs("</p>\n", f);
+}
+
+static void html_time(FILE *f, const json_t *r)
+{
+    sset ss;
+    sset_build(&ss, json_object_get(r, "configs"), 0);
+    svg_axis x = {"nodes", sset_scale(&ss, 0, 1), NULL}, y = {"predicted run time (s)", sset_scale(&ss, 1, 0), NULL};
+    fputs("<h2>Time</h2>\n<p>Predicted run time against the number of nodes, one line per platform.</p>\n", f);
+    svg_lines(f, "Predicted run time against nodes", &x, &y, ss.s, ss.ns);
+    sset_free(&ss);
+}
+
+/* The Pareto front of the configs, by time, and the recommended point. */
+static void html_cost_plot(FILE *f, const json_t *r, const sset *ss)
+{
+    const json_t *configs = json_object_get(r, "configs"), *c, *rec = json_object_get(r, "recommendation");
+    size_t n = json_array_size(configs), i, k = 0;
+    double *fx = calloc(n + 1, sizeof *fx), *fy = calloc(n + 1, sizeof *fy);
+    json_array_foreach(configs, i, c) if (fx && fy && json_is_true(json_object_get(c, "pareto"))) {
+        size_t j = k++;
+        for (; j > 0 && fx[j - 1] > num(c, "time_s"); j--) { /* insertion sort by time */
+            fx[j] = fx[j - 1];
+            fy[j] = fy[j - 1];
+        }
+        fx[j] = num(c, "time_s");
+        fy[j] = num(c, "cost");
+    }
+    int shown = json_is_true(json_object_get(rec, "priced"));
+    svg_front fr = {k, fx, fy, shown ? num(rec, "time_s") : -1, shown ? num(rec, "cost") : -1};
+    svg_axis x = {"predicted run time (s)", sset_scale(ss, 0, 0), NULL},
+             y = {"cost of a run ($)", sset_scale(ss, 1, 0), "$"};
+    svg_scatter(f, "Cost of a run against its time", &x, &y, ss->s, ss->ns, &fr);
+    free(fx);
+    free(fy);
+}
+
+static void html_config_rows(FILE *f, const json_t *r)
+{
+    const json_t *c, *rec = json_object_get(r, "recommendation");
+    size_t i;
+    char t[32], m[32];
+    json_array_foreach(json_object_get(r, "configs"), i, c) {
+        int chosen = strcmp(report_jstr(c, "platform"), report_jstr(rec, "platform")) == 0 && num(c, "nodes") == num(rec, "nodes");
+        int pr = json_is_true(json_object_get(c, "priced"));
+        fprintf(f, "<tr%s><td>", chosen ? " class=\"chosen\"" : "");
+        esc(f, report_jstr(c, "platform"));
+        fprintf(f, "</td><td class=\"n\">%.0f</td><td class=\"n\">%.0f</td><td class=\"n\">%s</td>"
+                   "<td class=\"n\">%s</td><td>%s%s</td></tr>\n", num(c, "nodes"), num(c, "ppn"),
+                report_fmt_time(num(c, "time_s"), t, sizeof t), pr ? report_fmt_money(num(c, "cost"), m, sizeof m) : "no price",
+                json_is_true(json_object_get(c, "pareto")) ? "on the front" : "", chosen ? " (recommended)" : "");
+    }
+}
+
+static void html_cost(FILE *f, const json_t *r)
+{
+    sset ss;
+    sset_build(&ss, json_object_get(r, "configs"), 1);
+    fputs("<h2>Cost</h2>\n<p>Cost of a run (price per node-hour &times; nodes &times; predicted time) against "
+          "the predicted time, one point per platform and node count (4 n: 4 nodes).  The Pareto front joins the choices that "
+          "no other beats on both time and cost; the ring is the recommended choice.</p>\n", f);
+    if (ss.ns)
+        html_cost_plot(f, r, &ss);
+    else
+        fputs("<p><b>No platform file states a price per node-hour: there is nothing to plot.</b></p>\n", f);
+    sset_free(&ss);
+    fputs("<p class=\"rec\">", f);
+    esc(f, report_jstr(json_object_get(r, "recommendation"), "reason"));
+    fputs("</p>\n<table><tr><th>platform</th><th>nodes</th><th>ranks per node</th><th>predicted time</th>"
+          "<th>cost of a run</th><th>Pareto</th></tr>\n", f);
+    html_config_rows(f, r);
+    fputs("</table>\n", f);
+}
+
+static void html_breakdown(FILE *f, const json_t *r)
+{
+    const json_t *bd = json_object_get(r, "breakdown"), *b;
+    size_t n = json_array_size(bd), i;
+    char **labels = calloc(n + 1, sizeof *labels);
+    double *share = calloc(3 * n + 1, sizeof *share);
+    static const char *const parts[3] = {"computation", "communication", "wait"};
+    static const char *const colours[3] = {SVG_COMP, SVG_COMM, SVG_WAIT};
+    fputs("<h2>Breakdown</h2>\n<p>Where the time goes, as a share of the ranks' total time (the sum over "
+          "ranks): computation, communication (MPI overhead and transfer) and wait (for a partner that has not "
+          "arrived).  Each platform at its recommended node count, or at its fastest when it is not the "
+          "recommended platform.</p>\n", f);
+    json_array_foreach(bd, i, b) if (labels && share) {
+        if (asprintf(&labels[i], "%s, %.0f node%s (%s)", report_jstr(b, "platform"), num(b, "nodes"),
+                     num(b, "nodes") == 1 ? "" : "s", report_jstr(b, "at")) < 0)
+            labels[i] = NULL;
+        share[3 * i] = num(b, "comp_share");
+        share[3 * i + 1] = num(b, "comm_share");
+        share[3 * i + 2] = num(b, "wait_share");
+    }
+    if (labels && share)
+        svg_bars(f, "Computation, communication and wait", (const char *const *)labels, n, parts, colours, 3, share);
+    for (i = 0; labels && i < n; i++)
+        free(labels[i]);
+    free(labels);
+    free(share);
+}
+
+static void html_hot_spots(FILE *f, const json_t *r)
+{
+    const json_t *hs = json_object_get(r, "hot_spots"), *e;
+    size_t i;
+    char a[32], b[32];
+    fprintf(f, "<h2>Hot spots</h2>\n<p>The top call sites by communication and wait time on %.0f node%s of ",
+            num(hs, "nodes"), num(hs, "nodes") == 1 ? "" : "s");
+    esc(f, report_jstr(hs, "platform"));
+    fputs(" (the recommended choice), summed over ranks.</p>\n<table><tr><th>#</th><th>call site</th>"
+          "<th>calls</th><th>communication</th><th>wait</th><th>share of the ranks' time</th></tr>\n", f);
+    json_array_foreach(json_object_get(hs, "sites"), i, e) {
+        fprintf(f, "<tr><td class=\"n\">%zu</td><td><code>", i + 1);
+        esc(f, report_jstr(e, "where"));
+        fprintf(f, "</code></td><td class=\"n\">%.0f</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+                   "<td class=\"n\">%.1f%%</td></tr>\n", num(e, "calls"), report_fmt_time(num(e, "comm_s"), a, sizeof a),
+                report_fmt_time(num(e, "wait_s"), b, sizeof b), num(e, "share") * 100);
+    }
+    fputs("</table>\n", f);
+}
+
+static void html_what_if(FILE *f, const json_t *r)
+{
+    const json_t *e;
+    size_t i;
+    char a[32], b[32], c[32];
+    fputs("<h2>What-if</h2>\n<p>Each platform at each node count it was predicted for, as it is, with "
+          "computation twice as fast (computation &times;0.5) and with the network twice as fast (network "
+          "&times;0.5), as in PHANTOM Section 8.7.</p>\n<table><tr><th>platform</th><th>nodes</th>"
+          "<th>predicted time</th><th>computation &times;0.5</th><th>network &times;0.5</th><th>reading</th>"
+          "</tr>\n", f);
+    json_array_foreach(json_object_get(r, "what_if"), i, e) {
+        fprintf(f, "<tr%s><td>", json_is_true(json_object_get(e, "recommended")) ? " class=\"chosen\"" : "");
+        esc(f, report_jstr(e, "platform"));
+        fprintf(f, "</td><td class=\"n\">%.0f</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
+                   "<td class=\"n\">%s</td><td>", num(e, "nodes"), report_fmt_time(num(e, "base_s"), a, sizeof a),
+                report_fmt_time(num(e, "comp_half_s"), b, sizeof b), report_fmt_time(num(e, "net_half_s"), c, sizeof c));
+        esc(f, report_jstr(e, "reading"));
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    if (!json_array_size(json_object_get(r, "what_if")))
+        fputs("<p>The study has no what-if predictions.</p>\n", f);
+}
+
+static const char *price_text(const json_t *platform, char *buf, size_t cap)
+{
+    if (!json_is_true(json_object_get(platform, "priced")))
+        return "no price";
+    return report_fmt_money(num(platform, "price_per_node_hour"), buf, cap);
+}
+
+static void html_kv(FILE *f, const char *k, const char *v, int code)
+{
+    fprintf(f, "<tr><th>%s</th><td>%s", k, code ? "<code>" : "");
+    esc(f, v);
+    fprintf(f, "%s</td></tr>\n", code ? "</code>" : "");
+}
+
+static void html_provenance(FILE *f, const json_t *r)
+{
+    const json_t *pv = json_object_get(r, "provenance"), *tr = json_object_get(pv, "trace"), *e;
+    const json_t *rp = json_object_get(pv, "replay");
+    size_t i;
+    char m[32];
+    fputs("<h2>Provenance</h2>\n<table>\n", f);
+    html_kv(f, "trace", report_jstr(tr, "path"), 1);
+    html_kv(f, "recorded on host", report_jstr(tr, "host"), 0);
+    html_kv(f, "recorded at", report_jstr(tr, "recorded"), 0);
+    html_kv(f, "MPI library", report_jstr(tr, "mpi"), 0);
+    html_kv(f, "command line", report_jstr(tr, "command"), 1);
+    html_kv(f, "replay", report_jstr(rp, "path"), 1);
+    html_kv(f, "report date", report_jstr(r, "date"), 0);
+    fputs("</table>\n<p>Ranks replayed on the target node, and for how many iterations of their loop (all: the "
+          "whole run):</p>\n<table><tr><th>ranks</th><th>iterations</th><th>mode</th><th>date</th></tr>\n", f);
+    json_array_foreach(json_object_get(rp, "runs"), i, e) {
+        fputs("<tr><td>", f);
+        esc(f, report_jstr(e, "ranks"));
+        fputs("</td><td>", f);
+        esc(f, report_jstr(e, "iterations"));
+        fputs("</td><td>", f);
+        esc(f, report_jstr(e, "mode"));
+        fputs("</td><td>", f);
+        esc(f, report_jstr(e, "date"));
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n<table><tr><th>platform</th><th>file</th><th>price per node-hour</th><th>calibrated</th>"
+          "</tr>\n", f);
+    json_array_foreach(json_object_get(pv, "platforms"), i, e) {
+        fputs("<tr><td>", f);
+        esc(f, report_jstr(e, "name"));
+        fputs("</td><td><code>", f);
+        esc(f, report_jstr(e, "file"));
+        fprintf(f, "</code></td><td class=\"n\">%s</td><td>", price_text(e, m, sizeof m));
+        esc(f, report_jstr(e, "calibrated") ? report_jstr(e, "calibrated") : "not stated");
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+void report_write_html(FILE *f, const json_t *r)
+{
+    html_head(f, r);
+    html_time(f, r);
+    html_cost(f, r);
+    html_breakdown(f, r);
+    html_hot_spots(f, r);
+    html_what_if(f, r);
+    html_provenance(f, r);
+    fputs("<p class=\"sub\">Written by phantom report; the same numbers are in report.json and report.md "
+          "beside this page.</p>\n</body>\n</html>\n", f);
+}
+
+/* ---- Markdown ---- */
+
+static void md_configs(FILE *f, const json_t *r)
+{
+    const json_t *c;
+    size_t i;
+    char t[32], m[32];
+    fputs("\n## Time and cost\n\n| platform | nodes | ranks per node | predicted time | cost of a run | Pareto |\n"
+          "|---|--:|--:|--:|--:|---|\n", f);
+    json_array_foreach(json_object_get(r, "configs"), i, c) {
+        fputs("| ", f);
+        md_cell(f, report_jstr(c, "platform"));
+        fprintf(f, " | %.0f | %.0f | %s | %s | %s |\n", num(c, "nodes"), num(c, "ppn"),
+                report_fmt_time(num(c, "time_s"), t, sizeof t),
+                json_is_true(json_object_get(c, "priced")) ? report_fmt_money(num(c, "cost"), m, sizeof m) : "no price",
+                json_is_true(json_object_get(c, "pareto")) ? "on the front" : "");
+    }
+}
+
+static void md_breakdown(FILE *f, const json_t *r)
+{
+    const json_t *b;
+    size_t i;
+    char x[32], y[32], z[32];
+    fputs("\n## Breakdown\n\nShare of the ranks' total time; each platform at its recommended node count, or its "
+          "fastest.\n\n| platform | nodes | at | computation | communication | wait |\n|---|--:|---|--:|--:|--:|\n", f);
+    json_array_foreach(json_object_get(r, "breakdown"), i, b) {
+        fputs("| ", f);
+        md_cell(f, report_jstr(b, "platform"));
+        fprintf(f, " | %.0f | %s | %s (%.1f%%) | %s (%.1f%%) | %s (%.1f%%) |\n", num(b, "nodes"), report_jstr(b, "at"),
+                report_fmt_time(num(b, "comp_s"), x, sizeof x), num(b, "comp_share") * 100,
+                report_fmt_time(num(b, "comm_s"), y, sizeof y), num(b, "comm_share") * 100,
+                report_fmt_time(num(b, "wait_s"), z, sizeof z), num(b, "wait_share") * 100);
+    }
+}
+
+static void md_hot_spots(FILE *f, const json_t *r)
+{
+    const json_t *hs = json_object_get(r, "hot_spots"), *e;
+    size_t i;
+    char a[32], b[32];
+    fprintf(f, "\n## Hot spots\n\nTop call sites on %.0f node%s of ", num(hs, "nodes"), num(hs, "nodes") == 1 ? "" : "s");
+    md_cell(f, report_jstr(hs, "platform"));
+    fputs(" (the recommended choice).\n\n| # | call site | calls | communication | wait | share |\n"
+          "|--:|---|--:|--:|--:|--:|\n", f);
+    json_array_foreach(json_object_get(hs, "sites"), i, e) {
+        fprintf(f, "| %zu | `", i + 1);
+        md_cell(f, report_jstr(e, "where"));
+        fprintf(f, "` | %.0f | %s | %s | %.1f%% |\n", num(e, "calls"), report_fmt_time(num(e, "comm_s"), a, sizeof a),
+                report_fmt_time(num(e, "wait_s"), b, sizeof b), num(e, "share") * 100);
+    }
+}
+
+static void md_what_if(FILE *f, const json_t *r)
+{
+    const json_t *e;
+    size_t i;
+    char a[32], b[32], c[32];
+    fputs("\n## What-if\n\n| platform | nodes | predicted time | computation x0.5 | network x0.5 | reading |\n"
+          "|---|--:|--:|--:|--:|---|\n", f);
+    json_array_foreach(json_object_get(r, "what_if"), i, e) {
+        fputs("| ", f);
+        md_cell(f, report_jstr(e, "platform"));
+        fprintf(f, " | %.0f | %s | %s | %s | ", num(e, "nodes"), report_fmt_time(num(e, "base_s"), a, sizeof a),
+                report_fmt_time(num(e, "comp_half_s"), b, sizeof b), report_fmt_time(num(e, "net_half_s"), c, sizeof c));
+        md_cell(f, report_jstr(e, "reading"));
+        fputs(" |\n", f);
+    }
+}
+
+static void md_provenance(FILE *f, const json_t *r)
+{
+    const json_t *pv = json_object_get(r, "provenance"), *tr = json_object_get(pv, "trace"), *e;
+    size_t i;
+    char m[32];
+    fprintf(f, "\n## Provenance\n\n- trace: `%s`, recorded on host %s at %s\n- MPI library: %s\n"
+               "- command line: `%s`\n- replay: `%s`\n- report date: %s\n\n| ranks replayed | iterations | mode | "
+               "date |\n|---|---|---|---|\n", report_jstr(tr, "path"), report_jstr(tr, "host") ? report_jstr(tr, "host") : "?",
+            report_jstr(tr, "recorded") ? report_jstr(tr, "recorded") : "?", report_jstr(tr, "mpi") ? report_jstr(tr, "mpi") : "?",
+            report_jstr(tr, "command") ? report_jstr(tr, "command") : "?", report_jstr(json_object_get(pv, "replay"), "path"),
+            report_jstr(r, "date"));
+    json_array_foreach(json_object_get(json_object_get(pv, "replay"), "runs"), i, e)
+        fprintf(f, "| %s | %s | %s | %s |\n", report_jstr(e, "ranks") ? report_jstr(e, "ranks") : "?", report_jstr(e, "iterations"),
+                report_jstr(e, "mode") ? report_jstr(e, "mode") : "?", report_jstr(e, "date") ? report_jstr(e, "date") : "?");
+    fputs("\n| platform | file | price per node-hour | calibrated |\n|---|---|--:|---|\n", f);
+    json_array_foreach(json_object_get(pv, "platforms"), i, e) {
+        fputs("| ", f);
+        md_cell(f, report_jstr(e, "name"));
+        fputs(" | `", f);
+        md_cell(f, report_jstr(e, "file"));
+        fprintf(f, "` | %s | ", price_text(e, m, sizeof m));
+        md_cell(f, report_jstr(e, "calibrated") ? report_jstr(e, "calibrated") : "not stated");
+        fputs(" |\n", f);
+    }
+}
+
+void report_write_md(FILE *f, const json_t *r)
+{
+    fprintf(f, "# Which machine, how many nodes?\n\nPredicted by phantom for `%s` (%lld ranks), study `%s`, "
+               "report of %s.\n\n**%s**\n",
+            report_jstr(json_object_get(json_object_get(r, "provenance"), "trace"), "command"),
+            (long long)json_integer_value(json_object_get(r, "ranks")), report_jstr(r, "study"), report_jstr(r, "date"),
+            report_jstr(json_object_get(r, "recommendation"), "reason"));
+    md_configs(f, r);
+    md_breakdown(f, r);
+    md_hot_spots(f, r);
+    md_what_if(f, r);
+    md_provenance(f, r);
+}
