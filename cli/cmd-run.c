@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <spawn.h>
@@ -67,6 +68,9 @@ static const char usage[] =
     "  --name NAME            name of the replayed vectors (default target)\n"
     "  --repeat N             replay each subgroup N times and take each unit's\n"
     "                         median (default 1; for a node that is not quiet)\n"
+    "  --one-recording        record once, with the whole message log, instead of\n"
+    "                         steps 1 and 3 (taken by itself when the job's second\n"
+    "                         run makes other calls than its first)\n"
     "  --report FILE          the report's HTML (default STUDY/report.html)\n"
     "  --force                redo every step\n"
     "  -h, --help             show this help\n";
@@ -75,7 +79,7 @@ typedef struct ropts {
     const char *study, *platforms, *threshold, *k, *name, *report;
     uint32_t ppn, repeat;
     uint32_t nodev[64]; /* --nodes */
-    int nnodes, force;
+    int nnodes, force, one;
     char **cmd; /* COMMAND, NULL-terminated */
     int ncmd;
 } ropts;
@@ -89,6 +93,7 @@ typedef struct study {
     int nlauncher;
     uint32_t nranks;
     int redo; /* an earlier step ran: every later step runs too */
+    int single; /* one recording with the whole log: log.trace is trace */
     uint32_t made; /* predictions made (not up to date) so far */
     unsigned logged; /* steps whose log this process has started */
 } study;
@@ -120,7 +125,7 @@ static int parse_args(int argc, char **argv, ropts *o)
         {"nodes", required_argument, NULL, 'N'},   {"ppn", required_argument, NULL, 'p'},
         {"threshold", required_argument, NULL, 't'}, {"groups", required_argument, NULL, 'k'},
         {"name", required_argument, NULL, 'n'},    {"report", required_argument, NULL, 'r'},
-        {"repeat", required_argument, NULL, 'R'},
+        {"repeat", required_argument, NULL, 'R'},  {"one-recording", no_argument, NULL, '1'},
         {"force", no_argument, NULL, 'f'},         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int c;
@@ -145,6 +150,7 @@ static int parse_args(int argc, char **argv, ropts *o)
             break;
         case 'r': o->report = optarg; break;
         case 'f': o->force = 1; break;
+        case '1': o->one = 1; break;
         case 'h': return cli_help(&cmd_run) == CLI_OK ? -2 : CLI_ERR;
         default: return CLI_USAGE;
         }
@@ -280,6 +286,22 @@ static int study_paths(study *s)
         return cli_error("run", "out of memory");
     if (mkdir(s->dir, 0777) < 0 && errno != EEXIST)
         return cli_error("run", "%s: cannot create: %s", s->dir, strerror(errno));
+    return CLI_OK;
+}
+
+/* One recording: the message log and the replays are the trace's. */
+static int use_single(study *s)
+{
+    char rel[300];
+    snprintf(rel, sizeof rel, "trace/replay/%s", s->o->name);
+    free(s->log), free(s->log_meta), free(s->replay), free(s->replay_meta);
+    s->single = 1;
+    s->log = path_of(s->dir, "trace");
+    s->log_meta = path_of(s->dir, "trace/meta.json");
+    s->replay = path_of(s->dir, rel);
+    s->replay_meta = s->replay ? path_of(s->replay, "meta.json") : NULL;
+    if (!s->log || !s->log_meta || !s->replay || !s->replay_meta)
+        return cli_error("run", "out of memory");
     return CLI_OK;
 }
 
@@ -446,12 +468,13 @@ static int write_study(const study *s, json_t *predictions, json_t *skipped)
     gethostname(host, sizeof host - 1);
     json_t *cmd = strings(s->o->cmd);
     json_t *doc = json_pack(
-        "{s:s, s:s, s:o, s:o, s:o, s:I, s:s, s:I, s:{s:o, s:o}, s:s, s:I, s:s, s:s, s:s, s:s}",
+        "{s:s, s:s, s:o, s:o, s:o, s:I, s:s, s:I, s:{s:o, s:o}, s:s, s:I, s:b, s:s, s:s, s:s, s:s}",
         "format", "phantom-study", "version", "1.0", "command", cmd, "launcher",
         strings(s->launcher), "program", strings(s->program), "ranks", (json_int_t)s->nranks,
         "host", host, "ppn", (json_int_t)s->o->ppn, "cluster", "k", opt_string(s->o->k),
-        "threshold", opt_string(s->o->threshold), "replay_name", s->o->name, "repeat", (json_int_t)s->o->repeat, "trace", "trace",
-        "plan", "trace/groups.json", "log", "log.trace", "replay", s->replay + strlen(s->dir) + 1);
+        "threshold", opt_string(s->o->threshold), "replay_name", s->o->name, "repeat", (json_int_t)s->o->repeat, "one_recording", s->single,
+        "trace", "trace", "plan", "trace/groups.json", "log", s->single ? "trace" : "log.trace", "replay",
+        s->replay + strlen(s->dir) + 1);
     if (doc && predictions)
         json_object_set(doc, "predictions", predictions);
     if (doc && skipped)
@@ -501,14 +524,38 @@ static int finished(const char *meta)
     return yes;
 }
 
+/* Does the trace hold the whole message log (what one recording needs)? */
+static int has_log(const char *meta)
+{
+    json_error_t je;
+    json_t *m = json_load_file(meta, 0, &je), *mode = json_object_get(m, "mode");
+    int yes = json_is_true(json_object_get(mode, "log")) && json_is_null(json_object_get(mode, "log_ranks")) &&
+              !json_object_get(m, "partial");
+    json_decref(m);
+    return yes;
+}
+
+/* The meta.json "events" of a trace, or -1. */
+static json_int_t events_of(const char *meta)
+{
+    json_error_t je;
+    json_t *m = json_load_file(meta, 0, &je), *e = json_object_get(m, "events");
+    json_int_t n = json_is_integer(e) ? json_integer_value(e) : -1;
+    json_decref(m);
+    return n;
+}
+
 static int step_record(study *s, int fresh)
 {
-    if (fresh && !s->o->force && up_to_date(s->trace_meta, NULL) && finished(s->trace_meta)) {
+    if (fresh && !s->o->force && up_to_date(s->trace_meta, NULL) && finished(s->trace_meta) &&
+        (!s->single || has_log(s->trace_meta))) {
         step_line(1, "record", ": up to date");
         return CLI_OK;
     }
     args a = {0};
     add(&a, "phantom"), add(&a, "record"), add(&a, "--force"), add(&a, "-o"), add(&a, s->trace);
+    if (s->single)
+        add(&a, "--log");
     add(&a, "--");
     for (int i = 0; i < s->o->ncmd; i++)
         add(&a, s->o->cmd[i]);
@@ -586,6 +633,10 @@ static json_t *plan_runs(const study *s, int64_t *most)
  * at the most iterations any run replays (each replay stops at its own). */
 static int step_log(study *s, json_t *runs, int64_t most)
 {
+    if (s->single) {
+        step_line(3, "record the message log", ": in the trace (one recording)");
+        return CLI_OK;
+    }
     if (!s->redo && up_to_date(s->log_meta, s->plan, NULL) && finished(s->log_meta)) {
         step_line(3, "record the message log", ": up to date");
         return CLI_OK;
@@ -903,14 +954,11 @@ static int step_report(study *s)
     return rc;
 }
 
-static int chain(study *s)
+/* Steps 1 to 3; *runs: the plan's replay runs. */
+static int record_and_plan(study *s, json_t *old, json_t **runs)
 {
-    json_t *old = NULL, *runs = NULL;
     int64_t most = 0;
-    int rc = check_old_study(s, &old);
-    int fresh = old != NULL; /* a trace there is of this command */
-    if (rc == CLI_OK)
-        rc = step_record(s, fresh);
+    int rc = step_record(s, old != NULL); /* with a study.json, a trace there is of this command */
     if (rc == CLI_OK)
         rc = load_nranks(s);
     if (rc == CLI_OK && (!old || s->redo))
@@ -919,10 +967,48 @@ static int chain(study *s)
         rc = step_cluster(s, old);
     if (rc == CLI_OK && s->redo) /* the settings the plan was made with, whatever fails next */
         rc = write_study(s, NULL, NULL);
-    if (rc == CLI_OK && !(runs = plan_runs(s, &most)))
+    json_decref(*runs);
+    if (rc == CLI_OK && !(*runs = plan_runs(s, &most)))
         rc = CLI_ERR;
     if (rc == CLI_OK)
-        rc = step_log(s, runs, most);
+        rc = step_log(s, *runs, most);
+    return rc;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+/* A job whose second run makes other calls than its first (polling loops,
+ * decisions on the clock) cannot be replayed from one recording and
+ * predicted from the other: record it once more, with the whole log. */
+static int check_same_job(study *s, json_t *old, json_t **runs)
+{
+    json_int_t a = events_of(s->trace_meta), b = events_of(s->log_meta);
+    if (s->single || a == b)
+        return CLI_OK;
+    fprintf(stderr, "phantom run: the job's second run made %lld MPI calls, its first %lld: its calls "
+            "change from run to run; recording it once, with the whole message log (--one-recording)\n",
+            (long long)b, (long long)a);
+    if (nftw(s->log, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0) /* its log is of no use now */
+        cli_warn("run", "%s: cannot remove: %s", s->log, strerror(errno));
+    int rc = use_single(s);
+    s->redo = 1;
+    return rc == CLI_OK ? record_and_plan(s, old, runs) : rc;
+}
+
+static int chain(study *s)
+{
+    json_t *old = NULL, *runs = NULL;
+    int rc = check_old_study(s, &old);
+    if (rc == CLI_OK && (s->o->one || (!s->o->force && json_is_true(json_object_get(old, "one_recording")))))
+        rc = use_single(s);
+    if (rc == CLI_OK)
+        rc = record_and_plan(s, old, &runs);
+    if (rc == CLI_OK)
+        rc = check_same_job(s, old, &runs);
     if (rc == CLI_OK)
         rc = step_replay(s, runs, old);
     if (rc == CLI_OK)

@@ -8,7 +8,8 @@
 # another --repeat redoes steps 4 and 5; another command on
 # the study, a failing command and bad options get one clear line; with one
 # group, the ranks replayed on the representative's node keep their own
-# vectors; and a replay of another job is refused by predict --comp DIR.
+# vectors; a job whose calls change from run to run is recorded once with
+# its whole log; and a replay of another job is refused by predict --comp DIR.
 . "$top_srcdir/tests/lib.sh"
 prog=$(build_prog stencil.c)
 cp "$top_srcdir/platforms/ib-qdr.conf" "$top_srcdir/platforms/10gbe-cloud.conf" "$WORK/"
@@ -141,6 +142,35 @@ for r in pred["ranks"]:
     want = own.get(r["rank"], own[rep_of[r["rank"]]]) * 1000
     assert r["comp_ps"] == want, (r["rank"], r["comp_ps"], want, own, rep_of)
 PY
+
+# A job whose calls change from run to run (timed.c decides on its clock):
+# the two recordings differ, so the chain records once more with the whole
+# log and replays and predicts from that one recording; a rerun keeps it.
+timed=$(build_prog timed.c)
+S4="$WORK/s4"
+run4() {
+  "$PHANTOM" run -o "$S4" --platforms "$WORK/ib-qdr.conf" --nodes 1 --ppn 2 \
+    -- mpirun --oversubscribe -np 2 "$timed" > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "timed.c: $*"; }
+}
+run4 first
+grep -q "^phantom run: the job's second run made [0-9]* MPI calls, its first [0-9]*: its calls change from run to run; recording it once, with the whole message log (--one-recording)$" "$WORK/err" ||
+  fail "timed.c: no switch to one recording: $(cat "$WORK/err")"
+[ ! -e "$S4/log.trace" ] || fail "timed.c: the second recording was kept"
+python3 - "$S4" <<'PY' || fail "timed.c: the study is not of one recording"
+import json, sys
+s = sys.argv[1]
+d = json.load(open(f"{s}/study.json"))
+assert d["one_recording"] is True and d["log"] == "trace" and d["replay"] == "trace/replay/target", d
+assert json.load(open(f"{s}/trace/meta.json"))["mode"]["log"] is True
+rep = json.load(open(f"{s}/trace/replay/target/meta.json"))["replay"]["replays"]
+assert [r["ranks"] for r in rep] == ["0-1"], rep
+assert len(d["predictions"]) == 3, d["predictions"]
+PY
+run4 again
+for k in 1 2 4; do
+  grep -q "^phantom run: step $k/6, .*: up to date$" "$WORK/err" || fail "timed.c: step $k ran again: $(cat "$WORK/err")"
+done
+grep -q "step 3/6, record the message log: in the trace (one recording)$" "$WORK/err" || fail "timed.c: step 3 again"
 
 # one_line CODE PATTERN: the last chain exited CODE with PATTERN on its first line.
 one_line() {
