@@ -514,41 +514,33 @@ static int check_old_study(const study *s, json_t **old)
 
 /* ---- steps 1 to 4: record, cluster, record the log, replay ------------------------------ */
 
-/* A trace whose recording ran to its end (meta.json "finished"). */
-static int finished(const char *meta)
-{
-    json_error_t je;
-    json_t *m = json_load_file(meta, 0, &je);
-    int yes = json_is_true(json_object_get(m, "finished"));
-    json_decref(m);
-    return yes;
-}
+/* What the chain asks of a trace's meta.json, read once: has the recording
+ * run to its end, does it hold the whole message log (what one recording
+ * needs), its events and ranks (-1 when not said). */
+typedef struct trace_facts {
+    int finished, whole_log;
+    json_int_t events, ranks;
+} trace_facts;
 
-/* Does the trace hold the whole message log (what one recording needs)? */
-static int has_log(const char *meta)
+static trace_facts facts_of(const char *meta)
 {
     json_error_t je;
     json_t *m = json_load_file(meta, 0, &je), *mode = json_object_get(m, "mode");
-    int yes = json_is_true(json_object_get(mode, "log")) && json_is_null(json_object_get(mode, "log_ranks")) &&
-              !json_object_get(m, "partial");
+    json_t *e = json_object_get(m, "events"), *r = json_object_get(m, "ranks");
+    trace_facts f = {
+        .finished = json_is_true(json_object_get(m, "finished")),
+        .whole_log = json_is_true(json_object_get(mode, "log")) &&
+                     json_is_null(json_object_get(mode, "log_ranks")) && !json_object_get(m, "partial"),
+        .events = json_is_integer(e) ? json_integer_value(e) : -1,
+        .ranks = json_is_integer(r) ? json_integer_value(r) : -1};
     json_decref(m);
-    return yes;
-}
-
-/* The meta.json "events" of a trace, or -1. */
-static json_int_t events_of(const char *meta)
-{
-    json_error_t je;
-    json_t *m = json_load_file(meta, 0, &je), *e = json_object_get(m, "events");
-    json_int_t n = json_is_integer(e) ? json_integer_value(e) : -1;
-    json_decref(m);
-    return n;
+    return f;
 }
 
 static int step_record(study *s, int fresh)
 {
-    if (fresh && !s->o->force && up_to_date(s->trace_meta, NULL) && finished(s->trace_meta) &&
-        (!s->single || has_log(s->trace_meta))) {
+    trace_facts f = facts_of(s->trace_meta);
+    if (fresh && !s->o->force && up_to_date(s->trace_meta, NULL) && f.finished && (!s->single || f.whole_log)) {
         step_line(1, "record", ": up to date");
         return CLI_OK;
     }
@@ -566,10 +558,7 @@ static int step_record(study *s, int fresh)
 
 static int load_nranks(study *s)
 {
-    json_error_t je;
-    json_t *m = json_load_file(s->trace_meta, 0, &je);
-    json_int_t n = json_integer_value(json_object_get(m, "ranks"));
-    json_decref(m);
+    json_int_t n = facts_of(s->trace_meta).ranks;
     if (n <= 0 || n > (1 << 24))
         return cli_error("run", "%s: no rank count (rerun step 1 with --force)", s->trace_meta);
     s->nranks = (uint32_t)n;
@@ -637,7 +626,7 @@ static int step_log(study *s, json_t *runs, int64_t most)
         step_line(3, "record the message log", ": in the trace (one recording)");
         return CLI_OK;
     }
-    if (!s->redo && up_to_date(s->log_meta, s->plan, NULL) && finished(s->log_meta)) {
+    if (!s->redo && up_to_date(s->log_meta, s->plan, NULL) && facts_of(s->log_meta).finished) {
         step_line(3, "record the message log", ": up to date");
         return CLI_OK;
     }
@@ -986,7 +975,7 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
  * predicted from the other: record it once more, with the whole log. */
 static int check_same_job(study *s, json_t *old, json_t **runs)
 {
-    json_int_t a = events_of(s->trace_meta), b = events_of(s->log_meta);
+    json_int_t a = facts_of(s->trace_meta).events, b = facts_of(s->log_meta).events;
     if (s->single || a == b)
         return CLI_OK;
     fprintf(stderr, "phantom run: the job's second run made %lld MPI calls, its first %lld: its calls "
