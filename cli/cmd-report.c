@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -186,33 +185,19 @@ static int load_meta(study *s, const char *key, int step, json_t **out)
     return rc;
 }
 
-static int mtime_of(const char *path, struct timespec *t)
-{
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return -1;
-    *t = st.st_mtim;
-    return 0;
-}
-
-static int older(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 /* A prediction older than its platform file or the replay is stale. */
 static int check_fresh(study *s, const pred *p)
 {
-    struct timespec tp, tf, tr;
     char *replay = study_path(s, report_jstr(s->sj, "replay")), *meta = NULL, what[1024];
     int rc = CLI_OK;
     if (asprintf(&meta, "%s/meta.json", replay) < 0)
         meta = NULL;
-    if (mtime_of(p->path, &tp) == 0) {
-        if (p->platform_file && mtime_of(p->platform_file, &tf) == 0 && older(&tp, &tf)) {
+    long long tp = cli_mtime_ns(p->path);
+    if (tp >= 0) {
+        if (cli_mtime_ns(p->platform_file) > tp) {
             snprintf(what, sizeof what, "stale: older than its platform file %s", p->platform_file);
             rc = step_error(p->path, what, 5);
-        } else if (meta && mtime_of(meta, &tr) == 0 && older(&tp, &tr)) {
+        } else if (cli_mtime_ns(meta) > tp) {
             snprintf(what, sizeof what, "stale: older than the replay %s", meta);
             rc = step_error(p->path, what, 5);
         }

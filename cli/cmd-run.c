@@ -242,19 +242,10 @@ static char *path_of(const char *dir, const char *rel)
     return p;
 }
 
-/* Modification time in ns, or -1 if the file is not there. */
-static long long mtime_ns(const char *path)
-{
-    struct stat st;
-    if (!path || stat(path, &st) < 0)
-        return -1;
-    return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-}
-
 /* Is out there and no older than each input (NULL-terminated)? */
 static int up_to_date(const char *out, ...)
 {
-    long long t = mtime_ns(out);
+    long long t = cli_mtime_ns(out);
     if (t < 0)
         return 0;
     va_list ap;
@@ -262,7 +253,7 @@ static int up_to_date(const char *out, ...)
     const char *in;
     int ok = 1;
     while (ok && (in = va_arg(ap, const char *)))
-        ok = mtime_ns(in) <= t;
+        ok = cli_mtime_ns(in) <= t;
     va_end(ap);
     return ok;
 }
@@ -493,8 +484,8 @@ static int write_study(const study *s, json_t *predictions, json_t *skipped)
 static int check_old_study(const study *s, json_t **old)
 {
     json_error_t je;
-    *old = mtime_ns(s->json) < 0 ? NULL : json_load_file(s->json, 0, &je);
-    if (mtime_ns(s->json) >= 0 && !*old)
+    *old = cli_mtime_ns(s->json) < 0 ? NULL : json_load_file(s->json, 0, &je);
+    if (cli_mtime_ns(s->json) >= 0 && !*old)
         return cli_error("run", "%s: line %d: %s (remove it, or use --force)", s->json, je.line, je.text);
     json_t *was = json_object_get(*old, "command"), *now = strings(s->o->cmd);
     int same = !*old || json_equal(was, now);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -163,6 +164,14 @@ char *cli_find_program(const char *verb, const char *envvar, const char *build_r
     cli_error(verb, "%s not found (looked next to this phantom's build tree and at %s; set %s to its path)",
               build_rel, installed, envvar);
     return NULL;
+}
+
+long long cli_mtime_ns(const char *path)
+{
+    struct stat st;
+    if (!path || stat(path, &st) < 0)
+        return -1;
+    return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
 int cli_flush_stdout(const char *verb)

@@ -52,6 +52,9 @@ int cli_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
  * binary (build_rel relative to the top build directory), else the installed
  * path.  Returns a malloc'd absolute path, or NULL after a one-line error. */
 char *cli_find_program(const char *verb, const char *envvar, const char *build_rel, const char *installed);
+/* A file's modification time in ns, or -1 if it is not there (whether a
+ * step's output is newer than its inputs: run and report). */
+long long cli_mtime_ns(const char *path);
 /* Checks stdout for a write error at exit (a full disk, a closed pipe). */
 int cli_flush_stdout(const char *verb);
 
