@@ -105,14 +105,6 @@ int MPI_Finalize(void)
 }
 C
 mpicc -O2 -shared -fPIC -o "$W/libspan.so" "$W/span.c"
-# HPCC picks the process of its "single" tests with srand(time(NULL)) and
-# broadcasts the choice: a replay, whose ranks broadcast among themselves
-# through real MPI, would pick another one and diverge (MPI_Comm_split with
-# another color).  time() is frozen for HPCC in every run, recorded,
-# replayed and bare.
-printf '#include <time.h>\ntime_t time(time_t *t) { if (t) *t = 1700000000; return 1700000000; }\n' > "$W/fixtime.c"
-cc -O2 -shared -fPIC -o "$W/libfixtime.so" "$W/fixtime.c"
-
 for app in $APPS; do mkdir -p "$W/$app"; done
 if [ -d "$W/lammps" ]; then
   melt=""
@@ -173,11 +165,6 @@ while [ "$i" -le "$RUNS" ]; do
     set -- $(app_cmd $app)
     export SPAN_OUT="$D/span"
     PRE="-x LD_PRELOAD=$W/libspan.so -x SPAN_OUT"
-    unset PHANTOM_PRELOAD_EXTRA
-    if [ $app = hpcc ]; then
-      PRE="-x LD_PRELOAD=$W/libspan.so:$W/libfixtime.so -x SPAN_OUT"
-      export PHANTOM_PRELOAD_EXTRA="$W/libfixtime.so"
-    fi
     log "run $i/$RUNS $app: host bare run"
     timed "$D/host.$i" "$D/span" mpirun $PRE -np 2 "$@"
     timed "$D/host-launch.$i" "$D/span" mpirun $PRE -np 2 "$W/empty"

@@ -270,14 +270,29 @@ static int wtime_of(const payload *p, double *t)
     return 1;
 }
 
+/* A time() result logged before the event (slot PH_LOG_SLOT_TIME + i)? */
+static int time_of(const payload *p, int64_t *t)
+{
+    if (p->slot < PH_LOG_SLOT_TIME || p->slot >= PH_LOG_SLOT_WTIME || p->len != sizeof *t)
+        return 0;
+    memcpy(t, p->head, sizeof *t);
+    return 1;
+}
+
 static json_t *payloads_json(const dumper *d)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < d->nitems; i++) {
         double t;
+        int64_t secs;
         if (wtime_of(&d->items[i], &t)) {
             json_array_append_new(a, json_pack("{s:I, s:f}", "wtime", (json_int_t)(d->items[i].slot -
                                                                                    PH_LOG_SLOT_WTIME), "value", t));
+            continue;
+        }
+        if (time_of(&d->items[i], &secs)) {
+            json_array_append_new(a, json_pack("{s:I, s:I}", "time", (json_int_t)(d->items[i].slot - PH_LOG_SLOT_TIME),
+                                               "value", (json_int_t)secs));
             continue;
         }
         char fnv[24];
@@ -494,8 +509,13 @@ static void event_text(const dumper *d, const ph_event *ev)
     for (size_t i = 0; i < d->nitems; i++) {
         const payload *p = &d->items[i];
         double t;
+        int64_t secs;
         if (wtime_of(p, &t)) { /* the program's MPI_Wtime before this call */
             printf(" wtime[%u]=%.9f", p->slot - PH_LOG_SLOT_WTIME, t);
+            continue;
+        }
+        if (time_of(p, &secs)) { /* ... and its time() */
+            printf(" time[%u]=%lld", p->slot - PH_LOG_SLOT_TIME, (long long)secs);
             continue;
         }
         printf(" log[%u]=%llu:", p->slot, (unsigned long long)p->len);

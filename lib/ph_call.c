@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { SLOT_REQS, SLOT_STATUSES, SLOT_FSTATUSES, SLOT_INDICES, SLOT_STYPES, SLOT_RTYPES, NSLOTS };
 
@@ -13,6 +14,16 @@ static _Thread_local __attribute__((tls_model("initial-exec"))) struct {
     void *p;
     size_t cap;
 } scratch[NSLOTS];
+
+_Thread_local __attribute__((tls_model("initial-exec"))) ph_thread_mark ph_thread;
+
+int64_t ph_time_now(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0 && clock_gettime(CLOCK_REALTIME, &ts) != 0)
+        return -1;
+    return (int64_t)ts.tv_sec;
+}
 
 static void *slot(int i, size_t bytes)
 {

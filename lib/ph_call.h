@@ -81,6 +81,35 @@ void ph_type_freed(MPI_Datatype t);
  * answered from the log by the replayer. */
 double ph_wtime(void);
 
+/* Per thread: has it called MPI through a wrapper (an application thread,
+ * not a runtime's progress thread), and is it inside such a call now?  Each
+ * runtime's ph_pre marks the entry and its ph_post the exit.  time() is
+ * logged and answered only for application code: Open MPI, PMIx and
+ * libevent call it too, from inside MPI calls and from their own threads,
+ * as often as their timing makes them. */
+typedef struct ph_thread_mark {
+    int app;    /* this thread has entered an MPI call */
+    int in_mpi; /* ... and is inside one now */
+} ph_thread_mark;
+extern _Thread_local __attribute__((tls_model("initial-exec"))) ph_thread_mark ph_thread;
+static inline void ph_mark_enter(void)
+{
+    ph_thread.app = 1;
+    ph_thread.in_mpi++;
+}
+static inline void ph_mark_leave(void)
+{
+    if (ph_thread.in_mpi > 0)
+        ph_thread.in_mpi--;
+}
+static inline int ph_in_app_code(void)
+{
+    return ph_thread.app && !ph_thread.in_mpi;
+}
+/* time(2) as the application sees it: seconds of the coarse realtime
+ * clock, which is what glibc's time() returns. */
+int64_t ph_time_now(void);
+
 /* Shared helpers (lib/ph_call.c).  Arrays live in grow-only thread-local
  * scratch, valid until the same thread's next MPI call. */
 MPI_Request *ph_copy_requests(ph_call *c, const MPI_Request *reqs, int n);

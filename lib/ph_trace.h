@@ -222,8 +222,11 @@ void ph_rank_close(ph_rank_reader *r);
 /* Message log of one rank: records in event order. */
 typedef struct ph_log_reader ph_log_reader;
 /* Slots from PH_LOG_SLOT_WTIME on: the i-th MPI_Wtime result before the
- * record's event (slot PH_LOG_SLOT_WTIME + i), 8 bytes, a double. */
+ * record's event (slot PH_LOG_SLOT_WTIME + i), 8 bytes, a double.  Slots
+ * from PH_LOG_SLOT_TIME to PH_LOG_SLOT_WTIME - 1: the i-th time() result the
+ * application's own code got before the event, 8 bytes, an int64_t. */
 #define PH_LOG_SLOT_WTIME 0x80000000u
+#define PH_LOG_SLOT_TIME 0x40000000u
 typedef struct ph_log_record {
     uint64_t event;  /* index of the event that produced the data */
     uint32_t slot;   /* which completed request of a Wait*, else 0 */

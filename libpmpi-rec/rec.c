@@ -56,12 +56,14 @@ void ph_type_freed(MPI_Datatype t)
 
 int ph_pre(ph_call *c)
 {
+    ph_mark_enter();
     switch (ph_ops[c->op].kind) {
     case PH_K_COMM_FREE: /* the handle is gone after the call: note its index now */
         c->aux = c->comm == MPI_COMM_NULL ? -1 : PMPI_Comm_c2f(c->comm);
         break;
     case PH_K_ABORT: /* MPI_Abort does not return: write what we have now */
         ph_post(c);
+        ph_mark_enter();
         break;
     default:
         break;
@@ -544,7 +546,7 @@ static void after_event(ph_call *c, const reqview *v)
     }
 }
 
-void ph_post(ph_call *c)
+static void post(ph_call *c)
 {
     uint64_t t_exit = rec_now();
     const ph_op_info *info = &ph_ops[c->op];
@@ -589,4 +591,10 @@ void ph_post(ph_call *c)
             rec.prev_done = rec_now();
     }
     rec_unlock();
+}
+
+void ph_post(ph_call *c)
+{
+    post(c);
+    ph_mark_leave(); /* after the recorder's own work, whose time() calls are not the program's */
 }

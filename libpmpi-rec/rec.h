@@ -70,8 +70,10 @@ typedef struct rec_state {
     ph_stream *evt, *log;
     int logging;   /* this rank writes a message log */
     uint64_t log_until; /* ... for events before this one (PHANTOM_LOG_UNTIL) */
-    uint64_t wtime_event; /* MPI_Wtime results logged before event wtime_event: */
-    uint32_t wtime_n;     /* how many */
+    struct rec_logged_values {
+        uint64_t event; /* results logged before this event: */
+        uint32_t n;     /* how many */
+    } wtime, time; /* of MPI_Wtime, of time() */
     uint8_t *log_set; /* subgroup: world ranks whose logs cover only incoming traffic */
     int depth;
     double flush_secs;

@@ -183,29 +183,53 @@ void rec_log_call(ph_call *c)
     }
 }
 
-/* The i-th MPI_Wtime before the next event: slot PH_LOG_SLOT_WTIME + i. */
+/* One result of a non-deterministic call the program decides from, logged
+ * as the i-th of its kind before the next event: slot base + i.  Called
+ * with rec_lock held. */
+static void log_value(struct rec_logged_values *v, uint32_t base, uint32_t end, const void *val, size_t len)
+{
+    if (v->event != rec.next_index) {
+        v->event = rec.next_index;
+        v->n = 0;
+    }
+    if (!rec.active || !rec.logging || !rec.log || v->n >= end - base)
+        return;
+    uint8_t *p0 = ph_stream_reserve(rec.log, 32), *p = p0;
+    if (!p) {
+        rec_fail("%s", ph_stream_error(rec.log) ? ph_stream_error(rec.log) : "cannot write the message log");
+        return;
+    }
+    p = ph_put_uv(p, rec.next_index);
+    p = ph_put_uv(p, base + v->n++);
+    p = ph_put_uv(p, len);
+    memcpy(p, val, len);
+    ph_stream_commit(rec.log, (size_t)(p + len - p0));
+}
+
 double ph_wtime(void)
 {
     double t = PMPI_Wtime();
     if (!rec.active)
         return t;
     rec_lock();
-    if (rec.wtime_event != rec.next_index) {
-        rec.wtime_event = rec.next_index;
-        rec.wtime_n = 0;
-    }
-    if (rec.active && rec.logging && rec.log && rec.wtime_n < UINT32_MAX - PH_LOG_SLOT_WTIME) {
-        uint8_t *p0 = ph_stream_reserve(rec.log, 32), *p = p0;
-        if (!p) {
-            rec_fail("%s", ph_stream_error(rec.log) ? ph_stream_error(rec.log) : "cannot write the message log");
-        } else {
-            p = ph_put_uv(p, rec.next_index);
-            p = ph_put_uv(p, PH_LOG_SLOT_WTIME + rec.wtime_n++);
-            p = ph_put_uv(p, sizeof t);
-            memcpy(p, &t, sizeof t);
-            ph_stream_commit(rec.log, (size_t)(p + sizeof t - p0));
-        }
-    }
+    log_value(&rec.wtime, PH_LOG_SLOT_WTIME, UINT32_MAX, &t, sizeof t);
     rec_unlock();
     return t;
+}
+
+/* time(): programs seed random choices with it (HPCC: srand(time(NULL)),
+ * then broadcasts the process it drew), so a replay a second later must
+ * see the recorded value.  Interposed for the whole process, logged only
+ * for the application's own code (ph_in_app_code). */
+time_t time(time_t *tloc)
+{
+    int64_t t = ph_time_now();
+    if (rec.active && rec.logging && ph_in_app_code()) {
+        rec_lock();
+        log_value(&rec.time, PH_LOG_SLOT_TIME, PH_LOG_SLOT_WTIME, &t, sizeof t);
+        rec_unlock();
+    }
+    if (tloc)
+        *tloc = (time_t)t;
+    return (time_t)t;
 }

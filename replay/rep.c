@@ -409,6 +409,7 @@ static int debug = -1; /* PHANTOM_REPLAY_DEBUG: one line per replayed call on st
 
 int ph_pre(ph_call *c)
 {
+    ph_mark_enter();
     const ph_op_info *info = &ph_ops[c->op];
     if (info->kind == PH_K_INIT)
         return 1; /* the replay starts in ph_post, once the library is up */
@@ -427,7 +428,7 @@ int ph_pre(ph_call *c)
     return 0;
 }
 
-void ph_post(ph_call *c)
+static void post(ph_call *c)
 {
     const ph_op_info *info = &ph_ops[c->op];
     if (info->kind == PH_K_INIT) {
@@ -452,4 +453,10 @@ void ph_post(ph_call *c)
             fprintf(stderr, "phantom replay: rank %d: the recording goes on after MPI_Finalize "
                             "(event %llu)\n", rep.rank, (unsigned long long)rep.k);
     }
+}
+
+void ph_post(ph_call *c)
+{
+    post(c);
+    ph_mark_leave();
 }

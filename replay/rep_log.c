@@ -93,29 +93,59 @@ void rep_log_prefetch(uint64_t k)
         load(k);
 }
 
+/* The i-th logged result of its kind before event rep.k (slot base + i),
+ * or NULL: a log from before that kind was logged, or none.  The static
+ * cursors are safe: a replay runs one thread (doc/replay.md §5). */
+typedef struct logged_cursor {
+    uint64_t event;
+    uint32_t n;
+} logged_cursor;
+
+static const uint8_t *logged_value(logged_cursor *lc, uint32_t base, uint64_t len)
+{
+    if (!rep.logr)
+        return NULL;
+    if (lc->event != rep.k) {
+        lc->event = rep.k;
+        lc->n = 0;
+    }
+    uint64_t have = 0;
+    const uint8_t *d = rep_log_data(rep.k, base + lc->n, &have);
+    if (!d || have != len)
+        return NULL;
+    lc->n++;
+    return d;
+}
+
 /* MPI_Wtime as recorded: the i-th call before event k gets the i-th value
  * logged there, so a program that decides from its clock (how many
- * repetitions fill a second) decides as it did.  Without a logged value (a
- * log from before Wtime was logged, or none) the clock answers.  The static
- * cursor is safe: a replay runs one thread (doc/replay.md §5). */
+ * repetitions fill a second) decides as it did.  Without a logged value
+ * the clock answers. */
 double ph_wtime(void)
 {
-    static uint64_t event = UINT64_MAX;
-    static uint32_t n;
-    if (!rep.logr)
-        return PMPI_Wtime();
-    if (event != rep.k) {
-        event = rep.k;
-        n = 0;
-    }
-    uint64_t len = 0;
-    const uint8_t *d = rep_log_data(rep.k, PH_LOG_SLOT_WTIME + n, &len);
+    static logged_cursor c = {UINT64_MAX, 0};
     double t;
-    if (!d || len != sizeof t)
+    const uint8_t *d = logged_value(&c, PH_LOG_SLOT_WTIME, sizeof t);
+    if (!d)
         return PMPI_Wtime();
-    n++;
     memcpy(&t, d, sizeof t);
     return t;
+}
+
+/* time() as recorded, for the program's own code (ph_in_app_code): a seed
+ * drawn from it (HPCC's srand(time(NULL))) draws what it drew. */
+time_t time(time_t *tloc)
+{
+    static logged_cursor c = {UINT64_MAX, 0};
+    int64_t t;
+    const uint8_t *d = rep.active && ph_in_app_code() ? logged_value(&c, PH_LOG_SLOT_TIME, sizeof t) : NULL;
+    if (d)
+        memcpy(&t, d, sizeof t);
+    else
+        t = ph_time_now();
+    if (tloc)
+        *tloc = (time_t)t;
+    return (time_t)t;
 }
 
 void rep_log_unpack(uint32_t slot, void *buf, int count, MPI_Datatype t, uint64_t expect)

@@ -22,6 +22,19 @@ import json, sys
 v = [p['value'] for l in open(sys.argv[1]) if '"log"' in l for p in json.loads(l)['log'] if 'wtime' in p]
 if len(v) < 100 or v != sorted(v): sys.exit(f'{len(v)} values')
 PY
+# ... and its one time() call per rank, but none of the MPI library's own.
+for r in 0 1 2 3; do
+  "$PHANTOM" dump "$WORK/timed.trace" --rank $r --log --json > "$WORK/timed.jsonl" || fail "dump --log of timed"
+  python3 - "$WORK/timed.jsonl" "$WORK/timed.rec" $r <<'PY' || fail "dump --log: rank $r's time() not logged once, as printed"
+import json, re, sys
+v = [p['value'] for l in open(sys.argv[1]) if '"log"' in l for p in json.loads(l)['log'] if 'time' in p]
+printed = {m.group(1): int(m.group(2)) for m in re.finditer(r'rank (\d+) checksum .*seed (-?\d+)', open(sys.argv[2]).read())}
+if len(v) != 1: sys.exit(f'rank {sys.argv[3]}: {len(v)} time() values: {v}')
+# rank 0's value is the seed every rank printed; the others' are their own, within a minute of it
+if sys.argv[3] == '0' and v[0] != printed['0']: sys.exit(f'logged {v[0]}, printed {printed["0"]}')
+if abs(v[0] - printed['0']) > 60: sys.exit(f'rank {sys.argv[3]}: logged {v[0]}, seed {printed["0"]}')
+PY
+done
 
 # The bundled example prints a residual that depends on every halo it received.
 prog=$(cd "$WORK" && build_prog stencil.c)

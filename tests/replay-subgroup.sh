@@ -10,6 +10,8 @@ for src in p2p.c nonblocking.c collectives.c comms.c imbalance.c timed.c fortran
   prog=$(cd "$WORK" && build_prog "$src")
   name=${src%.*}
   PH_IMB_UNIT=2000 record "$name" "$prog" 4 --log
+  # timed.c broadcasts rank 0's time(): replay in another second than recorded
+  [ "$name" != timed ] || sleep 1
   for set in 0-1 2-3 0,2 0-3; do
     PH_IMB_UNIT=2000 replay_same "$name" "$prog" "$set" --name "sub$set"
   done

@@ -3,11 +3,15 @@
  * passed (a local decision), then repeats a ring exchange until the ranks
  * agree (Allreduce) that 20 ms have passed.  How many calls that makes
  * differs from run to run, so a replay makes the recorded calls only if
- * MPI_Wtime answers as recorded.  Prints "rank R checksum" of the counts
- * and of everything received. */
+ * MPI_Wtime answers as recorded.  Before that, as HPCC does, rank 0 seeds a
+ * draw with time() and broadcasts it; the draw picks the ring's tag, so a
+ * replay in a later second makes the recorded calls only if time() answers
+ * as recorded too (every rank calls time() once; only rank 0's counts).
+ * Prints "rank R checksum" of the counts, the seed and everything received. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
@@ -25,6 +29,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     uint64_t h = 0xcbf29ce484222325ull;
     int rounds = 0, total = 0, local = 0;
+    long long seed = (long long)time(NULL);
+    MPI_Bcast(&seed, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    int ring_tag = 1 + (int)(seed % 1000);
+    h = fnv(h, &seed, sizeof seed);
     double t0 = MPI_Wtime();
     while (MPI_Wtime() - t0 < 0.005) { /* decided by this rank's clock alone */
         MPI_Send(&local, 1, MPI_INT, MPI_PROC_NULL, 2, MPI_COMM_WORLD);
@@ -33,8 +41,8 @@ int main(int argc, char **argv)
     h = fnv(h, &local, sizeof local);
     do { /* as many rounds as fit in 20 ms on this rank's clock */
         int out = me * 1000 + rounds, in = -1;
-        MPI_Sendrecv(&out, 1, MPI_INT, (me + 1) % np, 1, &in, 1, MPI_INT, (me + np - 1) % np, 1,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(&out, 1, MPI_INT, (me + 1) % np, ring_tag, &in, 1, MPI_INT, (me + np - 1) % np,
+                     ring_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         h = fnv(h, &in, sizeof in);
         rounds++;
         /* every rank goes on while any rank wants another round */
@@ -45,7 +53,8 @@ int main(int argc, char **argv)
     } while (1);
     MPI_Allreduce(&rounds, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     h = fnv(h, &total, sizeof total);
-    printf("rank %d checksum 0x%016llx (%d sends, %d rounds)\n", me, (unsigned long long)h, local, rounds);
+    printf("rank %d checksum 0x%016llx (%d sends, %d rounds, seed %lld)\n", me, (unsigned long long)h, local,
+           rounds, seed);
     MPI_Finalize();
     return 0;
 }
