@@ -1,9 +1,11 @@
 /* phantom-calibrate.c - measure LogGP parameters with ping-pong micro-benchmarks.
  *
  *   mpirun -np 2 --map-by node phantom calibrate [-o FILE] [--name NAME] [--reps N]
+ *   mpirun -np N phantom calibrate --check-cpu
  *
  * `phantom calibrate` (cli/cmd-calibrate.c) execs this MPI program in each
- * rank, as  phantom-calibrate NAME REPS [FILE].  Rank 0 writes a platform
+ * rank, as  phantom-calibrate NAME REPS [FILE], or phantom-calibrate
+ * --check-cpu (only the CPU's availability, below, for any number of ranks).  Rank 0 writes a platform
  * file (doc/platform-format.md) to FILE, or stdout, with
  * o_s, o_r, L, G, o' and the eager limit between the two ranks, measured as
  * in Kielmann et al., "Fast measurement of LogP parameters" (one-way times
@@ -26,6 +28,12 @@
  *             Test that fails: a poll of the progress engine)
  *   o_iprobe  per-call time of MPI_Iprobe when nothing is there; over shared
  *             memory Open MPI's Iprobe costs about three Tests
+ *
+ * Before that, each rank spins on the clock for a while and notes when it
+ * was off the CPU: a CPU quota (a container's CPU limit, a cgroup), steal
+ * time on a shared VM or another busy process pause a rank for
+ * milliseconds, which LogGP has no term for, and which delay every exchange
+ * with a paused partner.  The file then says so, and so does stderr.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -72,6 +80,40 @@ static double oneway(long k, int iters, int reps)
     double m = fastest(t, reps);
     MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return m;
+}
+
+/* The CPU as a rank sees it: spin on the clock for `secs` and count the
+ * gaps of more than 50 us (the rank was off the CPU). */
+typedef struct cpu_seen {
+    double share;     /* of the time this rank ran */
+    double pause_ms;  /* mean pause */
+    double per_sec;   /* pauses a second */
+} cpu_seen;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static cpu_seen cpu_availability(double secs)
+{
+    double t0 = mono_s(), last = t0, now = t0, off = 0;
+    long pauses = 0;
+    while (now - t0 < secs) {
+        now = mono_s();
+        if (now - last > 50e-6) {
+            off += now - last;
+            pauses++;
+        }
+        last = now;
+    }
+    double span = now - t0;
+    cpu_seen c = {.share = span > 0 ? 1 - off / span : 1,
+                  .pause_ms = pauses ? off / (double)pauses * 1e3 : 0,
+                  .per_sec = span > 0 ? (double)pauses / span : 0};
+    return c;
 }
 
 #define BURST 16
@@ -192,12 +234,31 @@ static long eager_limit(int reps, double *jump_out)
     return lo;
 }
 
+/* --check-cpu: every rank probes its CPU at once; rank 0 prints a line each. */
+static int check_cpu(int np)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    cpu_seen mine = cpu_availability(0.5), *all = me == 0 ? malloc((size_t)np * sizeof *all) : NULL;
+    if (me == 0 && !all)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Gather(&mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    for (int r = 0; me == 0 && r < np; r++)
+        printf("rank %d: ran %.1f%% of the time, paused %.0f times a second for %.3f ms on average%s\n", r,
+               100 * all[r].share, all[r].per_sec, all[r].pause_ms,
+               all[r].share < 0.95 ? " (throttled or shared)" : "");
+    free(all);
+    MPI_Finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int np;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (argc > 1 && !strcmp(argv[1], "--check-cpu"))
+        return check_cpu(np);
     const char *name = argc > 1 ? argv[1] : "calibrated";
     int reps = argc > 2 ? atoi(argv[2]) : 15;
     const char *path = argc > 3 ? argv[3] : NULL;
@@ -213,6 +274,9 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     buf = calloc(1, 5L << 20);
+    MPI_Barrier(MPI_COMM_WORLD);
+    cpu_seen cpu[2], mine = cpu_availability(0.5);
+    MPI_Gather(&mine, 3, MPI_DOUBLE, cpu, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     oneway(8, 2000, 3); /* warm up */
     double os = send_overhead(reps), orr = recv_overhead(reps);
     double opoll = poll_overhead(reps, 0), oiprobe = poll_overhead(reps, 1);
@@ -247,6 +311,17 @@ int main(int argc, char **argv)
                 t256, tb1, tb4);
         fprintf(out, "# rendezvous jump at the eager limit: %.1f ns%s.\n", jump,
                 oprime > 0 ? "" : " (not above 2L: o_prime is below what this run can see, 0 taken)");
+        for (int r = 0; r < 2; r++) {
+            if (cpu[r].share >= 0.95)
+                continue;
+            fprintf(out, "# WARNING: rank %d ran %.0f%% of the time, paused %.0f times a second for %.2f ms on "
+                         "average\n# (a CPU quota, steal time or another busy process): a paused rank delays every "
+                         "exchange\n# with it, which no LogGP parameter holds (doc/accuracy.md).\n",
+                    r, 100 * cpu[r].share, cpu[r].per_sec, cpu[r].pause_ms);
+            fprintf(stderr, "phantom calibrate: warning: rank %d's CPU ran %.0f%% of the time (pauses of %.2f ms, "
+                            "%.0f a second): the target's communication will be slower than this file says\n",
+                    r, 100 * cpu[r].share, cpu[r].pause_ms, cpu[r].per_sec);
+        }
         fprintf(out, "name = %s\nnetwork_model = loggp\n", name);
         fprintf(out, "calibrated = %s by phantom calibrate on %.40s\n", when, host);
         fprintf(out, "o_s = %.1fns\no_r = %.1fns\nL = %.1fns\no_prime = %.1fns\n", os, orr, l, oprime);

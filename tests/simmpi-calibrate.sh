@@ -40,4 +40,19 @@ PY
 $PREDICT "$WORK/p2p.trace" --platform "$WORK/here.conf" > "$WORK/p.txt" ||
   fail "phantom predict rejected the calibrated platform"
 grep -q "predicted run time" "$WORK/p.txt" || fail "no prediction: $(cat "$WORK/p.txt")"
+
+# --check-cpu: two ranks sharing one CPU each run about half the time, in
+# pauses of a scheduler slice; alone on their cores they run nearly always.
+taskset -c 0 timeout 60 mpirun --bind-to none -np 2 "$PHANTOM" calibrate --check-cpu > "$WORK/one.txt" 2>&1 ||
+  { cat "$WORK/one.txt"; fail "calibrate --check-cpu on one CPU"; }
+python3 - "$WORK/one.txt" <<'PY' || fail "two ranks on one CPU: $(cat "$WORK/one.txt")"
+import re, sys
+rows = re.findall(r'^rank (\d): ran ([0-9.]+)% of the time, paused (\d+) times a second for ([0-9.]+) ms', open(sys.argv[1]).read(), re.M)
+if len(rows) != 2: sys.exit('not two ranks')
+share = [float(r[1]) for r in rows]
+if sum(share) > 120 or min(int(r[2]) for r in rows) < 10: sys.exit(f'shares {share}')
+PY
+grep -q '(throttled or shared)$' "$WORK/one.txt" || fail "no throttled mark: $(cat "$WORK/one.txt")"
+mpirun_n 2 "$PHANTOM" calibrate --check-cpu -o "$WORK/no.conf" > "$WORK/out" 2>&1 && fail "--check-cpu with -o must fail"
+grep -q -- "--check-cpu writes no platform file" "$WORK/out" || fail "unclear --check-cpu -o error: $(cat "$WORK/out")"
 echo "simmpi-calibrate: ok"
