@@ -12,12 +12,17 @@
 # CPU: a rank spinning in MPI while it waits for its partner uses up its own
 # quota, not its partner's.
 #
-# The period: the kernel refuses a period or a quota below 1 ms, so the
-# period is the shortest that keeps the quota at 1 ms or more, i.e.
-# max(1 ms, 1 ms / QUOTA): 2 ms at the default 0.5.  A short period keeps
-# each throttling pause (period - quota, 1 ms at 0.5) well below an
-# application's iteration time, so the slowdown is a steady rate rather than
-# long stalls.  $PHANTOM_SLOW_PERIOD_US sets the period by hand.
+# The period: short, so that each throttling pause stays well below an
+# application's iteration time, but not shorter than the kernel enforces.
+# The kernel refuses a quota below 1 ms, and it charges a running task's time
+# at its timer tick (4 ms here, CONFIG_HZ=250): at a 2 ms period with a 1 ms
+# quota a spinning rank ran about 3 ms and was paused about 5 ms, 40% of the
+# time, not 50%; at a 4 ms period with a 2 ms quota it ran 2 ms and was paused
+# 2 ms, 49% of the time (two ranks at once: about 3 ms each way, 49%).  So
+# the period is max(4 ms, 2 ms / QUOTA): 4 ms at the default 0.5
+# (doc/accuracy.md, "The stand-in target's pauses").  $PHANTOM_SLOW_PERIOD_US
+# sets the period by hand; `phantom calibrate` under this wrapper reports the
+# share of the time each rank ran.
 #
 # PHANTOM_SLOW_SCOPE=job instead puts all of a node's ranks into one cgroup,
 # phantom-slow/job, with QUOTA of a CPU for each of them: they are paused
@@ -45,7 +50,7 @@ fi
 # period and quota in microseconds, integers
 set -- "$(awk -v q="$q" -v p="${PHANTOM_SLOW_PERIOD_US:-}" 'BEGIN {
   if (q + 0 <= 0) { print "bad"; exit }
-  if (p == "") { p = 1000; if (q < 1) p = int(1000 / q + 0.999999) }
+  if (p == "") { p = 4000; if (q < 0.5) p = int(2000 / q + 0.999999) }
   quota = int(q * p + 0.5); if (quota < 1000) quota = 1000
   print p, quota }')" "$@"
 case $1 in bad) echo "slow-cpu.sh: PHANTOM_SLOW_QUOTA=$q: expected a fraction > 0" >&2; exit 2 ;; esac
