@@ -6,12 +6,12 @@
 # Issue 6's accuracy table.  The HOST is this machine's shared memory at full
 # CPU speed; the TARGET is the same machine with TCP over loopback
 # (--mca btl tcp,self) and every rank in its own cgroup with a CPU quota
-# (bench/slow-cpu.sh, $PHANTOM_SLOW_QUOTA of one CPU, default 0.5): a slower
-# node with a slower network.  For three applications at 2 ranks, our
-# example tests/progs/stencil.c (mpicc -O2, `stencil 4096 100`: iterations of tens
-# of ms, long against a throttling pause of the quota), LAMMPS
-# (Debian lmp, the melt example in a box of $LMP_BOX (default 30: 108,000 atoms),
-# $LMP_STEPS steps, default 60) and HPCC
+# (bench/slow-cpu.sh, $PHANTOM_SLOW_QUOTA of one CPU, default 0.5, in a 4 ms
+# period): a slower node with a slower network.  For three applications at 2
+# ranks, our example tests/progs/stencil.c (mpicc -O2, `stencil 8192 60`:
+# iterations of about 100 ms, long against a throttling pause of a few ms),
+# LAMMPS (Debian lmp, the melt example in a box of $LMP_BOX (default 40:
+# 256,000 atoms), $LMP_STEPS steps, default 30) and HPCC
 # (Debian hpcc, N=1000 as in tests/app-hpcc.sh), it does what a user does:
 #
 #   mpirun -np 2 --mca btl tcp,self sh bench/slow-cpu.sh phantom calibrate -o target.conf
