@@ -36,6 +36,12 @@ if abs(v[0] - printed['0']) > 60: sys.exit(f'rank {sys.argv[3]}: logged {v[0]}, 
 PY
 done
 
+# mpi_f08's MPI_Wtime is the C symbol MPI_Wtime: logged and answered as C's.
+prog=$(cd "$WORK" && build_prog wtime08.f90)
+record wtime08 "$prog" 2 --log
+replay_same wtime08 "$prog" 0 --isolated --name alone
+replay_same wtime08 "$prog" 1 --isolated --name alone
+
 # The bundled example prints a residual that depends on every halo it received.
 prog=$(cd "$WORK" && build_prog stencil.c)
 "$PHANTOM" record --log -o "$WORK/st.trace" -- mpirun --oversubscribe -np 4 "$prog" 64 25 \
