@@ -350,8 +350,10 @@ def f_wrapper(call, replay=False):
     decls = [f_param(call, p) for p in fparams] + ['MPI_Fint *ierr']
     fargs = [p.name for p in fparams] + ['ierr']
     proto = ', '.join(decls)
-    ftype = f'void (*)({proto})'
-    L = [f'static void ph_f_{lname}({proto});', f'static void ph_f_{lname}({proto})', '{']
+    # The body is inlined into both entry points, ph_f_X (the mpif.h and use
+    # mpi names alias it) and mpi_X_f08_, so that ph_enter's backtrace starts
+    # at the application's call in both, not in a frame of ours.
+    L = [f'static inline __attribute__((always_inline)) void ph_f_{lname}_body({proto})', '{']
     L.append(f'    static void *real;')
     L.append(f'    void (*pmpi)({proto}) = (void (*)({proto}))ph_fortran_pmpi(&real, "pmpi_{lname}_");')
     if call.kind in ('count', 'pass'):
@@ -363,7 +365,7 @@ def f_wrapper(call, replay=False):
             L += f_local_hook(call)
         L.append(f'    pmpi({", ".join(fargs)});')
         L.append('}')
-        return L + (f_aliases(call, proto) if hooked else [])
+        return L + (f_entry(call, proto, fargs) + f_aliases(call, proto) if hooked else [])
     L.append('    ph_call c;')
     L.append(f'    if (!ph_enter(&c, PH_OP_{call.name.upper()}, 1)) {{')
     L.append(f'        pmpi({", ".join(fargs)});')
@@ -422,7 +424,14 @@ def f_wrapper(call, replay=False):
     L.append('    }')
     L.append('    ph_post(&c);')
     L.append('}')
-    return L + f_aliases(call, proto)
+    return L + f_entry(call, proto, fargs) + f_aliases(call, proto)
+
+
+def f_entry(call, proto, fargs):
+    """The Fortran entry point the aliases name: the inlined body."""
+    lname = call.name.lower()
+    return [f'static void ph_f_{lname}({proto});', f'static void ph_f_{lname}({proto})', '{',
+            f'    ph_f_{lname}_body({", ".join(fargs)});', '}']
 
 
 def f_aliases(call, proto):
@@ -511,13 +520,13 @@ def f08_wrapper(call):
     return [f'void mpi_{lname}_f08_({", ".join(decls)});',
             f'void mpi_{lname}_f08_({", ".join(decls)})', '{',
             '    MPI_Fint e = MPI_SUCCESS;',
-            f'    ph_f_{lname}({", ".join(fargs + ["&e"])});',
+            f'    ph_f_{lname}_body({", ".join(fargs + ["&e"])});',
             '    if (ierr) *ierr = e;', '}']
 
 
 # Local calls whose result is non-deterministic input to the program: the
 # runtime's function answers them (C, and Fortran's mpif.h/use mpi names;
-# mpi_f08 calls PMPI_Wtime directly and is not seen).
+# mpi_f08's module binds the C symbol MPI_Wtime, so the C wrapper sees it).
 RUNTIME_ANSWERS = {'Wtime': 'ph_wtime'}
 COUNTED_INDEX = {}
 LOCAL_HOOKS = set()  # --local: local calls the replay runtime may answer

@@ -39,6 +39,13 @@ done
 # mpi_f08's MPI_Wtime is the C symbol MPI_Wtime: logged and answered as C's.
 prog=$(cd "$WORK" && build_prog wtime08.f90)
 record wtime08 "$prog" 2 --log
+# ... and its calls' sites start at the program's own call, not in a frame of ours
+python3 - "$WORK/wtime08.trace/meta.json" "$prog" <<'PY' || fail "mpi_f08 call sites start inside the recorder"
+import json, os, sys
+sites = json.load(open(sys.argv[1]))['sites']
+first = {os.path.basename(s['frames'][0]['module']) for s in sites}
+if len(sites) < 3 or first != {os.path.basename(sys.argv[2])}: sys.exit(f'{len(sites)} sites, first frames in {first}')
+PY
 replay_same wtime08 "$prog" 0 --isolated --name alone
 replay_same wtime08 "$prog" 1 --isolated --name alone
 
