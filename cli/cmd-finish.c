@@ -105,8 +105,8 @@ static json_t *sites_json(const ph_trace *t)
     return a;
 }
 
-/* Reads every rank to the end: counts events and notes which ended cleanly. */
-static int scan_ranks(const char *verb, ph_trace *t, json_t *complete, finish_summary *sum)
+/* Reads every rank to the end: counts its events and notes whether it ended cleanly. */
+static int scan_ranks(const char *verb, ph_trace *t, json_t *complete, json_t *counts, finish_summary *sum)
 {
     for (uint32_t rank = 0; rank < ph_trace_nranks(t); rank++) {
         ph_err err;
@@ -125,6 +125,7 @@ static int scan_ranks(const char *verb, ph_trace *t, json_t *complete, finish_su
         if (rc < 0)
             return cli_error(verb, "%s", err.msg);
         json_array_append_new(complete, json_boolean(ok));
+        json_array_append_new(counts, json_integer((json_int_t)n));
         sum->events += n;
         sum->incomplete += !ok;
     }
@@ -202,8 +203,8 @@ int finish_trace_with(const char *verb, const char *dir, json_t *extra, finish_s
     if (!t)
         return cli_error(verb, "%s", err.msg);
     sum->nranks = ph_trace_nranks(t);
-    json_t *complete = json_array(), *meta = NULL;
-    int rc = scan_ranks(verb, t, complete, sum);
+    json_t *complete = json_array(), *counts = json_array(), *meta = NULL;
+    int rc = scan_ranks(verb, t, complete, counts, sum);
     if (rc == CLI_OK && !(meta = load_meta(verb, dir)))
         rc = CLI_ERR;
     if (rc == CLI_OK) {
@@ -212,12 +213,14 @@ int finish_trace_with(const char *verb, const char *dir, json_t *extra, finish_s
         json_object_set_new(meta, "ranks_complete", json_incref(complete));
         json_object_set_new(meta, "finished", json_true());
         json_object_set_new(meta, "events", json_integer((json_int_t)sum->events));
+        json_object_set_new(meta, "rank_events", json_incref(counts));
         if (extra)
             json_object_update(meta, extra);
         rc = write_meta(verb, dir, meta);
     }
     sum->bytes = trace_bytes(dir);
     json_decref(complete);
+    json_decref(counts);
     json_decref(meta);
     ph_trace_close(t);
     return cli_end_warnings(rc);

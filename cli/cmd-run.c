@@ -507,25 +507,40 @@ static int check_old_study(const study *s, json_t **old)
 
 /* What the chain asks of a trace's meta.json, read once: has the recording
  * run to its end, does it hold the whole message log (what one recording
- * needs), its events and ranks (-1 when not said). */
+ * needs), its ranks (-1 when not said). */
 typedef struct trace_facts {
     int finished, whole_log;
-    json_int_t events, ranks;
+    json_int_t ranks;
 } trace_facts;
 
 static trace_facts facts_of(const char *meta)
 {
     json_error_t je;
     json_t *m = json_load_file(meta, 0, &je), *mode = json_object_get(m, "mode");
-    json_t *e = json_object_get(m, "events"), *r = json_object_get(m, "ranks");
+    json_t *r = json_object_get(m, "ranks");
     trace_facts f = {
         .finished = json_is_true(json_object_get(m, "finished")),
         .whole_log = json_is_true(json_object_get(mode, "log")) &&
                      json_is_null(json_object_get(mode, "log_ranks")) && !json_object_get(m, "partial"),
-        .events = json_is_integer(e) ? json_integer_value(e) : -1,
         .ranks = json_is_integer(r) ? json_integer_value(r) : -1};
     json_decref(m);
     return f;
+}
+
+/* Did two recordings make the same calls, rank by rank?  Traces from before
+ * meta.json listed each rank's events are compared by their totals. */
+static int same_calls(const char *meta_a, const char *meta_b, json_int_t *total_a, json_int_t *total_b)
+{
+    json_error_t je;
+    json_t *a = json_load_file(meta_a, 0, &je), *b = json_load_file(meta_b, 0, &je);
+    json_t *ea = json_object_get(a, "events"), *eb = json_object_get(b, "events");
+    json_t *ra = json_object_get(a, "rank_events"), *rb = json_object_get(b, "rank_events");
+    *total_a = json_is_integer(ea) ? json_integer_value(ea) : -1;
+    *total_b = json_is_integer(eb) ? json_integer_value(eb) : -1;
+    int same = *total_a == *total_b && (!ra || !rb || json_equal(ra, rb));
+    json_decref(a);
+    json_decref(b);
+    return same;
 }
 
 static int step_record(study *s, int fresh)
@@ -966,12 +981,19 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
  * predicted from the other: record it once more, with the whole log. */
 static int check_same_job(study *s, json_t *old, json_t **runs)
 {
-    json_int_t a = facts_of(s->trace_meta).events, b = facts_of(s->log_meta).events;
-    if (s->single || a == b)
+    if (s->single)
         return CLI_OK;
-    fprintf(stderr, "phantom run: the job's second run made %lld MPI calls, its first %lld: its calls "
-            "change from run to run; recording it once, with the whole message log (--one-recording)\n",
-            (long long)b, (long long)a);
+    json_int_t a, b; /* per rank too: two ranks' changes can cancel out in the totals */
+    if (same_calls(s->trace_meta, s->log_meta, &a, &b))
+        return CLI_OK;
+    if (a == b)
+        fprintf(stderr, "phantom run: the job's two runs made %lld MPI calls each, but not the same on every "
+                "rank: its calls change from run to run; recording it once, with the whole message log "
+                "(--one-recording)\n", (long long)a);
+    else
+        fprintf(stderr, "phantom run: the job's second run made %lld MPI calls, its first %lld: its calls "
+                "change from run to run; recording it once, with the whole message log (--one-recording)\n",
+                (long long)b, (long long)a);
     if (nftw(s->log, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0) /* its log is of no use now */
         cli_warn("run", "%s: cannot remove: %s", s->log, strerror(errno));
     int rc = use_single(s);

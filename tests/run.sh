@@ -172,6 +172,23 @@ for k in 1 2 4; do
 done
 grep -q "step 3/6, record the message log: in the trace (one recording)$" "$WORK/err" || fail "timed.c: step 3 again"
 
+# A job whose two runs make as many calls in all but not rank by rank
+# (alternate.c swaps which rank works more): it too is recorded once.
+alt=$(build_prog alternate.c)
+S5="$WORK/s5"
+"$PHANTOM" run -o "$S5" --platforms "$WORK/ib-qdr.conf" --nodes 1 --ppn 2 \
+  -- mpirun --oversubscribe -np 2 "$alt" "$WORK/alt.count" > "$WORK/out" 2> "$WORK/err" ||
+  { cat "$WORK/err"; fail "alternate.c"; }
+grep -q "^phantom run: the job's two runs made [0-9]* MPI calls each, but not the same on every rank: its calls change from run to run; recording it once" "$WORK/err" ||
+  fail "alternate.c: no switch to one recording: $(cat "$WORK/err")"
+python3 - "$S5" <<'PY' || fail "alternate.c: the study is not of one recording"
+import json, sys
+d = json.load(open(f"{sys.argv[1]}/study.json"))
+assert d["one_recording"] is True and len(d["predictions"]) == 3, d
+m = json.load(open(f"{sys.argv[1]}/trace/meta.json"))
+assert sum(m["rank_events"]) == m["events"] and len(m["rank_events"]) == 2, m["rank_events"]
+PY
+
 # one_line CODE PATTERN: the last chain exited CODE with PATTERN on its first line.
 one_line() {
   [ "$rc" = "$1" ] || { cat "$WORK/err"; fail "exit $rc, expected $1 ($2)"; }
