@@ -508,6 +508,7 @@ static int print_json(const report *r)
     json_object_set_new(doc, "platform_file", json_string(r->o->platform));
     json_object_set_new(doc, "price_per_node_hour", json_real(r->pf->price_per_node_hour));
     json_object_set_new(doc, "calibrated", r->pf->calibrated[0] ? json_string(r->pf->calibrated) : json_null());
+    json_object_set_new(doc, "cpu_share", r->pf->cpu_share > 0 ? json_real(r->pf->cpu_share) : json_null());
     json_object_set_new(doc, "ranks", ranks_json(res));
     json_object_set_new(doc, "ops", ops);
     json_object_set_new(doc, "sites", sites);

@@ -65,6 +65,7 @@ typedef struct pred {
     char *path, *calib_own;
     const char *calibrated; /* NULL: not stated */
     double comp, net, time, cost, price;
+    double cpu_share; /* during calibration; 0: not measured */
     json_int_t nodes, ppn;
     json_t *doc;
     int pareto;
@@ -214,12 +215,14 @@ static void platform_facts(pred *p)
     if (json_is_number(price)) {
         p->price = json_number_value(price);
         p->calibrated = report_jstr(p->doc, "calibrated");
+        p->cpu_share = json_number_value(json_object_get(p->doc, "cpu_share"));
         return;
     }
     simmpi_platform pf;
     ph_err err;
     if (p->platform_file && simmpi_platform_load(p->platform_file, &pf, &err) == 0) {
         p->price = pf.price_per_node_hour;
+        p->cpu_share = pf.cpu_share;
         if (pf.calibrated[0])
             p->calibrated = p->calib_own = strdup(pf.calibrated);
     }
@@ -415,9 +418,10 @@ static json_t *platforms_json(const study *s)
         const pred *p = s->base[i];
         if (i && strcmp(p->platform, s->base[i - 1]->platform) == 0)
             continue;
-        json_array_append_new(a, json_pack("{s:s, s:s?, s:f, s:b, s:s?}", "name", p->platform, "file",
-                                           p->platform_file, "price_per_node_hour", p->price, "priced",
-                                           priced(p), "calibrated", p->calibrated));
+        json_t *e = json_pack("{s:s, s:s?, s:f, s:b, s:s?}", "name", p->platform, "file", p->platform_file,
+                              "price_per_node_hour", p->price, "priced", priced(p), "calibrated", p->calibrated);
+        json_object_set_new(e, "cpu_share", p->cpu_share > 0 ? json_real(p->cpu_share) : json_null());
+        json_array_append_new(a, e);
     }
     return a;
 }

@@ -296,6 +296,19 @@ static const char *price_text(const json_t *platform, char *buf, size_t cap)
     return report_fmt_money(num(platform, "price_per_node_hour"), buf, cap);
 }
 
+/* The calibration cell: its date and how, and a warning when the node's CPU
+ * was paused for part of the time (cpu_share below 0.95). */
+static const char *calibration_text(const json_t *platform, char *buf, size_t cap)
+{
+    const char *when = report_jstr(platform, "calibrated");
+    double share = num(platform, "cpu_share");
+    if (share <= 0 || share >= 0.95)
+        return when ? when : "not stated";
+    snprintf(buf, cap, "%s; WARNING: its CPU ran %.0f%% of the time while calibrated (a quota or a busy node): "
+             "communication will take longer than predicted", when ? when : "not stated", 100 * share);
+    return buf;
+}
+
 static void html_kv(FILE *f, const char *k, const char *v, int code)
 {
     fprintf(f, "<tr><th>%s</th><td>%s", k, code ? "<code>" : "");
@@ -308,7 +321,7 @@ static void html_provenance(FILE *f, const json_t *r)
     const json_t *pv = json_object_get(r, "provenance"), *tr = json_object_get(pv, "trace"), *e;
     const json_t *rp = json_object_get(pv, "replay");
     size_t i;
-    char m[32];
+    char m[32], cal[400];
     fputs("<h2>Provenance</h2>\n<table>\n", f);
     html_kv(f, "trace", report_jstr(tr, "path"), 1);
     html_kv(f, "recorded on host", report_jstr(tr, "host"), 0);
@@ -338,7 +351,7 @@ static void html_provenance(FILE *f, const json_t *r)
         fputs("</td><td><code>", f);
         esc(f, report_jstr(e, "file"));
         fprintf(f, "</code></td><td class=\"n\">%s</td><td>", price_text(e, m, sizeof m));
-        esc(f, report_jstr(e, "calibrated") ? report_jstr(e, "calibrated") : "not stated");
+        esc(f, calibration_text(e, cal, sizeof cal));
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n", f);
@@ -431,7 +444,7 @@ static void md_provenance(FILE *f, const json_t *r)
 {
     const json_t *pv = json_object_get(r, "provenance"), *tr = json_object_get(pv, "trace"), *e;
     size_t i;
-    char m[32];
+    char m[32], cal[400];
     fprintf(f, "\n## Provenance\n\n- trace: `%s`, recorded on host %s at %s\n- MPI library: %s\n"
                "- command line: `%s`\n- replay: `%s`\n- report date: %s\n\n| ranks replayed | iterations | mode | "
                "date |\n|---|---|---|---|\n", report_jstr(tr, "path"), report_jstr(tr, "host") ? report_jstr(tr, "host") : "?",
@@ -448,7 +461,7 @@ static void md_provenance(FILE *f, const json_t *r)
         fputs(" | `", f);
         md_cell(f, report_jstr(e, "file"));
         fprintf(f, "` | %s | ", price_text(e, m, sizeof m));
-        md_cell(f, report_jstr(e, "calibrated") ? report_jstr(e, "calibrated") : "not stated");
+        md_cell(f, calibration_text(e, cal, sizeof cal));
         fputs(" |\n", f);
     }
 }

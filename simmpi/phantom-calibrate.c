@@ -324,6 +324,8 @@ int main(int argc, char **argv)
         }
         fprintf(out, "name = %s\nnetwork_model = loggp\n", name);
         fprintf(out, "calibrated = %s by phantom calibrate on %.40s\n", when, host);
+        fprintf(out, "cpu_share = %.3f      # the least share of the time a rank had its CPU (below 0.95: throttled)\n",
+                cpu[0].share < cpu[1].share ? cpu[0].share : cpu[1].share);
         fprintf(out, "o_s = %.1fns\no_r = %.1fns\nL = %.1fns\no_prime = %.1fns\n", os, orr, l, oprime);
         fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", g, g > 0 ? 1.0 / g : 0.0);
         fprintf(out, "eager_limit = %ld\n", e);

@@ -231,6 +231,14 @@ static int set_key(const pline *l, simmpi_platform *p, const char *k, const char
         return parse_gap(l, k, v, &p->gamma_fs);
     if (!strcmp(k, "cores_per_node"))
         return parse_uint(l, k, v, &p->cores_per_node);
+    if (!strcmp(k, "cpu_share")) {
+        const char *u;
+        double x;
+        if (number(v, &x, &u) < 0 || (*u && strcmp(u, "%")) || (*u ? x / 100 : x) <= 0 || (*u ? x / 100 : x) > 1)
+            return bad(l, "cpu_share: '%s' is not a share of the time (0.5, 50%%)%s", v, "");
+        p->cpu_share = *u ? x / 100 : x;
+        return 0;
+    }
     if (!strcmp(k, "price_per_node_hour")) {
         const char *u;
         if (number(v, &p->price_per_node_hour, &u) < 0 || *u)

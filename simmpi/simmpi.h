@@ -58,6 +58,10 @@ typedef struct simmpi_platform {
     uint32_t cores_per_node;
     double price_per_node_hour;
     char calibrated[128]; /* when and how the numbers were measured; "" if unsaid */
+    /* The least share of the time a rank had its CPU while it was calibrated
+     * (0: not measured).  Not simulated: below 0.95 the node was throttled
+     * or shared, and its communication is slower than the file says. */
+    double cpu_share;
     /* Forced algorithm per collective (Open MPI's numbering); 0 = decision rule. */
     uint8_t coll_alg[SIMMPI_NCOLL];
 } simmpi_platform;

@@ -23,6 +23,7 @@ make_study() {
       -e 's/^price_per_node_hour = .*/price_per_node_hour = 0.2/' -e 's/^L = .*/L = 100us/' \
       -e 's/^calibrated = .*/calibrated = 2026-11-01, a made-up platform for tests/' \
       "$top_srcdir/platforms/10gbe-cloud.conf" > "$WORK/platforms/cheap-slow.conf"
+  echo "cpu_share = 50%    # calibrated on a throttled node: the report must say so" >> "$WORK/platforms/cheap-slow.conf"
   # shellcheck disable=SC2086
   (cd "$S" && timeout 120 "$PHANTOM" record --log -o trace -- mpirun --oversubscribe -np 4 "$prog" $STENCIL_ARGS \
      > record.out 2>&1) || fail "record failed: $(tail -3 "$S/record.out")"

@@ -116,6 +116,12 @@ if [x["ranks"] for x in pv["replay"]["runs"]] != [x["ranks"] for x in rm["replay
 if sorted(p["name"] for p in pv["platforms"]) != ["10gbe-cloud", "cheap-slow", "ib-qdr"] or \
    any(not p["calibrated"] for p in pv["platforms"]):
     die("provenance of the platforms: %r" % pv["platforms"])
+if {p["name"]: p["cpu_share"] for p in pv["platforms"]} != {"10gbe-cloud": None, "cheap-slow": 0.5, "ib-qdr": None}:
+    die("the platforms' CPU shares during calibration: %r" % pv["platforms"])
+rows = [l for l in open(base + ".md") if l.startswith("| cheap-slow |") or l.startswith("| ib-qdr |")]
+warned = [l.startswith("| cheap-slow |") for l in rows if "WARNING: its CPU ran 50% of the time while calibrated" in l]
+if warned != [True]:
+    die("report.md's platform rows do not warn of cheap-slow's throttled calibration alone: %r" % rows)
 PY
 }
 check_report "$S/report" "$S" within 10

@@ -12,6 +12,7 @@ mpirun_n 2 "$PHANTOM" calibrate --reps 3 -o "$WORK/here.conf" > "$WORK/out" 2>&1
   { cat "$WORK/out"; fail "phantom calibrate failed"; }
 grep -q "^name = here$" "$WORK/here.conf" || fail "platform name: $(head -8 "$WORK/here.conf")"
 grep -q "^# Measured by phantom calibrate on .* at 20" "$WORK/here.conf" || fail "no provenance line"
+grep -q "^cpu_share = [01]\.[0-9]\{3\} " "$WORK/here.conf" || fail "no cpu_share line: $(grep cpu_share "$WORK/here.conf")"
 echo "cores_per_node = 2" >> "$WORK/here.conf"
 python3 - "$WORK/here.conf" <<'PY'
 import re, sys

@@ -19,6 +19,12 @@ done
 printf 'o_s = 1us\n' > "$WORK/plain.conf"
 $PREDICT "$WORK/e" --platform "$WORK/plain.conf" --json > "$WORK/p.json" || fail "plain.conf"
 expect "no calibrated line" "$(q "d['calibrated']")" None
+expect "no cpu_share line" "$(q "d['cpu_share']")" None
+for v in 0.25 25%; do
+  printf 'o_s = 1us\ncpu_share = %s\n' "$v" > "$WORK/share.conf"
+  $PREDICT "$WORK/e" --platform "$WORK/share.conf" --json > "$WORK/p.json" || fail "cpu_share = $v"
+  expect "cpu_share = $v" "$(q "d['cpu_share']")" 0.25
+done
 
 # Errors: one line, naming the file (and line), exit 1.
 bad() { # bad WANT-REGEX [platform lines...]
@@ -38,6 +44,9 @@ bad "bad.conf:1: coll.allreduce: unknown algorithm 'quantum'" "coll.allreduce = 
 bad "bad.conf:1: calibrated: '.*' is too long" "calibrated = $(printf '%0200d' 0)"
 bad "bad.conf:1: unknown collective 'coll.allpairs'" "coll.allpairs = ring"
 bad "bad.conf:1: cores_per_node: '0' is not a positive whole number" "cores_per_node = 0"
+bad "bad.conf:1: cpu_share: '1.5' is not a share of the time" "cpu_share = 1.5"
+bad "bad.conf:1: cpu_share: '0' is not a share of the time" "cpu_share = 0"
+bad "bad.conf:1: cpu_share: '50 cores' is not a share of the time" "cpu_share = 50 cores"
 rc=0; $PREDICT "$WORK/e" --platform "$WORK/nope.conf" 2> "$WORK/err" || rc=$?
 expect "missing platform: status" $rc 1
 grep -q "nope.conf: cannot open" "$WORK/err" || fail "missing platform file not named"
