@@ -419,6 +419,28 @@ static void print_colls(const report *r)
         printf("\n");
 }
 
+/* The ranks' time in failed polls, as a share of all their time. */
+static double poll_share(const simmpi_result *res)
+{
+    double all = 0;
+    for (uint32_t i = 0; i < res->nranks; i++)
+        all += (double)res->ranks[i].finish;
+    return all > 0 ? (double)res->failed_poll_time / all : 0;
+}
+
+/* A polling program's prediction rests on how often the recorded run polled
+ * in vain: say so when that is a tenth of the ranks' time or more. */
+static void print_poll_note(const simmpi_result *res)
+{
+    double share = poll_share(res);
+    if (share < 0.1)
+        return;
+    char t[32];
+    printf("\nnote: %llu Tests and Iprobes that found nothing cost %s, %.0f%% of the ranks' time; their number\n"
+           "is the recorded run's, set by its timing, not the target's (doc/simmpi.md section 4)\n",
+           (unsigned long long)res->failed_polls, simmpi_fmt_time(res->failed_poll_time, t, sizeof t), 100 * share);
+}
+
 static void print_tables(const report *r)
 {
     print_header(r);
@@ -429,6 +451,7 @@ static void print_tables(const report *r)
     if (r->res->unmatched_sends)
         printf("\nwarning: %llu messages were sent but never received\n",
                (unsigned long long)r->res->unmatched_sends);
+    print_poll_note(r->res);
 }
 
 static json_t *bd_json(const simmpi_breakdown *b, int comp)
@@ -514,10 +537,12 @@ static int print_json(const report *r)
     json_object_set_new(doc, "sites", sites);
     json_object_set_new(doc, "collectives", colls_json(res));
     json_object_set_new(doc, "simulator",
-                        json_pack("{s:I, s:I, s:I, s:I}", "events", (json_int_t)res->events,
+                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "events", (json_int_t)res->events,
                                   "messages", (json_int_t)res->messages, "heap_events",
                                   (json_int_t)res->heap_events, "unmatched_messages",
-                                  (json_int_t)res->unmatched_sends));
+                                  (json_int_t)res->unmatched_sends, "failed_polls",
+                                  (json_int_t)res->failed_polls, "failed_poll_ps",
+                                  (json_int_t)res->failed_poll_time, "failed_poll_share", poll_share(res)));
     int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     putchar('\n');
     json_decref(doc);

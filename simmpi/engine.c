@@ -776,6 +776,17 @@ static void rank_finish(sim *s, uint32_t rank, int complete)
     s->done++;
 }
 
+/* A Test that completed nothing or an Iprobe that found nothing, as
+ * recorded: charged, and counted for the note on polling (simmpi.h). */
+static int failed_poll(sim *s, srank *r, const ins *in)
+{
+    simtime cost = in->flags & F_PROBE ? s->pf.o_iprobe : s->pf.o_poll;
+    overhead(s, r, cost);
+    s->res->failed_polls++;
+    s->res->failed_poll_time += cost;
+    return DONE;
+}
+
 static int exec(sim *s, uint32_t rank, ins *in)
 {
     srank *r = &s->r[rank];
@@ -783,7 +794,7 @@ static int exec(sim *s, uint32_t rank, ins *in)
     case I_SEND: post_send(s, rank, &in->u.p, in->comm, 0, in->flags); return DONE;
     case I_RECV: post_recv(s, rank, &in->u.p, in->comm, 0); return DONE;
     case I_WAIT: return exec_wait(s, rank, in);
-    case I_POLL: overhead(s, r, in->flags & F_PROBE ? s->pf.o_iprobe : s->pf.o_poll); return DONE;
+    case I_POLL: return failed_poll(s, r, in);
     case I_PROBE: return exec_probe(s, rank, in);
     case I_COLL: return exec_coll(s, rank, in); /* an Ixxx runs (and is billed) in its Wait */
     case I_END: rank_finish(s, rank, 1); return ENDED;

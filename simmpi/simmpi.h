@@ -201,6 +201,11 @@ typedef struct simmpi_result {
     simmpi_stuck *stuck;
     uint32_t nstuck;
     uint64_t unmatched_sends; /* messages nobody received */
+    /* Tests that completed nothing and Iprobes that found nothing, and what
+     * they were charged (o_poll, o_iprobe): their number is the recorded
+     * run's, set by its timing, not the target's. */
+    uint64_t failed_polls;
+    simtime failed_poll_time;
 } simmpi_result;
 
 /* Defaults: the default platform, block placement, host vectors, scale 1. */

@@ -113,6 +113,20 @@ for oi in 100 70; do
   predict "$WORK/poll"
   expect "poll (o_iprobe $oi)" "$(finish 1)" "$(ps $((3000 + os + 9 + L + or + 2 * (1000 + oi))))"
   expect "poll overhead (o_iprobe $oi)" "$(field 1 overhead)" "$(ps $((3 * 100 + or + 2 * oi)))"
+  expect "failed polls counted (o_iprobe $oi)" "$(q "d['simulator']['failed_polls']")" 5
+  expect "failed polls' cost (o_iprobe $oi)" "$(q "d['simulator']['failed_poll_ps']")" "$(ps $((3 * 100 + 2 * oi)))"
+  expect "failed polls' share (o_iprobe $oi)" "$(q "round(d['simulator']['failed_poll_share'], 9)")" \
+    "$(q "round(d['simulator']['failed_poll_ps'] / sum(r['finish_ps'] for r in d['ranks']), 9)")"
 done
+# Polls that are a tenth of the ranks' time or more get a note on the terminal.
+plat "o_poll = 2us"
+$PREDICT "$WORK/poll" --platform "$WORK/plat.conf" > "$WORK/p.txt" || fail "predict poll (text)"
+# 3 x 2 us + 2 x 2 us = 10 us of rank 0's 3 + 1 us and rank 1's 18 us (six gaps
+# of 1 us, five failed polls of 2 us, o_r = 2 us; the message is in at 9.009 us,
+# before the fourth Test at 10 us): 10 / 22 = 45%
+grep -q "^note: 5 Tests and Iprobes that found nothing cost 10.000 us, 45% of the ranks' time; their number$" "$WORK/p.txt" ||
+  fail "no note on the failed polls: $(tail -4 "$WORK/p.txt")"
+$PREDICT "$WORK/e101" --platform "$WORK/plat.conf" > "$WORK/p.txt" || fail "predict e101 (text)"
+! grep -q "^note:" "$WORK/p.txt" || fail "a note on polls for a trace without any"
 plat
 echo "closed forms: all exact"
