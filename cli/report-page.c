@@ -217,6 +217,24 @@ static void html_cost(FILE *f, const json_t *r)
     fputs("</table>\n", f);
 }
 
+/* When failed polls are a tenth or more of some platform's time, one
+ * sentence on the least certain part of the prediction; else NULL. */
+static const char *poll_note(const json_t *r, char *buf, size_t cap)
+{
+    const json_t *b, *worst = NULL;
+    size_t i;
+    json_array_foreach(json_object_get(r, "breakdown"), i, b)
+        if (!worst || num(b, "failed_poll_share") > num(worst, "failed_poll_share"))
+            worst = b;
+    if (!worst || num(worst, "failed_poll_share") < 0.1)
+        return NULL;
+    snprintf(buf, cap, "Tests and Iprobes that found nothing are %.0f%% of the ranks' time on %s.  Their number "
+             "is the recorded run's, set by its timing, not the target's: this part of the prediction is the "
+             "least certain (doc/simmpi.md, section 4).", 100 * num(worst, "failed_poll_share"),
+             report_jstr(worst, "platform"));
+    return buf;
+}
+
 static void html_breakdown(FILE *f, const json_t *r)
 {
     const json_t *bd = json_object_get(r, "breakdown"), *b;
@@ -243,6 +261,12 @@ static void html_breakdown(FILE *f, const json_t *r)
         free(labels[i]);
     free(labels);
     free(share);
+    char note[400];
+    if (poll_note(r, note, sizeof note)) {
+        fputs("<p><b>Note.</b> ", f);
+        esc(f, note);
+        fputs("</p>\n", f);
+    }
 }
 
 static void html_hot_spots(FILE *f, const json_t *r)
@@ -404,6 +428,9 @@ static void md_breakdown(FILE *f, const json_t *r)
                 report_fmt_time(num(b, "comm_s"), y, sizeof y), num(b, "comm_share") * 100,
                 report_fmt_time(num(b, "wait_s"), z, sizeof z), num(b, "wait_share") * 100);
     }
+    char note[400];
+    if (poll_note(r, note, sizeof note))
+        fprintf(f, "\n**Note.** %s\n", note);
 }
 
 static void md_hot_spots(FILE *f, const json_t *r)

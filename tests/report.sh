@@ -178,6 +178,27 @@ for w in "Predicted run time" "Cost of a run" "nodes" "Pareto front"; do
   grep -q "$w" "$WORK/ocr.txt" || fail "the screenshot lacks '$w'"
 done
 
+# ---- failed polls: the stencil has none, so no note; a study whose
+# predictions say 40% of the time went to them gets one, under the breakdown
+grep -q "Note\." "$S/report.md" "$S/report.html" && fail "a note on failed polls for the stencil, which has none"
+cp -a "$S" "$WORK/p.study"
+python3 - "$WORK/p.study" <<'PY' || fail "editing the predictions"
+import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/predict/*.json"):
+    d = json.load(open(f))
+    d["simulator"]["failed_poll_share"] = 0.4 if "ib-qdr" in f else 0.2
+    json.dump(d, open(f, "w"))
+PY
+"$PHANTOM" report "$WORK/p.study" > /dev/null 2> "$WORK/err" || fail "report with failed polls: $(cat "$WORK/err")"
+note="Tests and Iprobes that found nothing are 40% of the ranks' time on ib-qdr."
+grep -q "^\*\*Note\.\*\* $note" "$WORK/p.study/report.md" || fail "no note on failed polls in report.md"
+grep -q "<p><b>Note.</b> $note" "$WORK/p.study/report.html" || fail "no note on failed polls in report.html"
+python3 - "$WORK/p.study/report.json" <<'PY' || fail "report.json's breakdown lacks the failed polls' shares"
+import json, sys
+b = {x["platform"]: x["failed_poll_share"] for x in json.load(open(sys.argv[1]))["breakdown"]}
+assert b == {"ib-qdr": 0.4, "10gbe-cloud": 0.2, "cheap-slow": 0.2}, b
+PY
+
 # ---- bad studies: exit 1, one line naming the file
 # expect_error STUDY PATTERN: phantom report STUDY fails with one line matching PATTERN
 expect_error() {
