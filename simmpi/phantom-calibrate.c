@@ -234,14 +234,21 @@ static long eager_limit(int reps, double *jump_out)
     return lo;
 }
 
-/* --check-cpu: every rank probes its CPU at once; rank 0 prints a line each. */
-static int check_cpu(int np)
+/* Every rank probes its CPU at once; rank 0 gets them all (others NULL). */
+static cpu_seen *cpu_of_ranks(int np)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     cpu_seen mine = cpu_availability(0.5), *all = me == 0 ? malloc((size_t)np * sizeof *all) : NULL;
     if (me == 0 && !all)
         MPI_Abort(MPI_COMM_WORLD, 1);
     MPI_Gather(&mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return all;
+}
+
+/* --check-cpu: rank 0 prints a line for each rank. */
+static int check_cpu(int np)
+{
+    cpu_seen *all = cpu_of_ranks(np);
     for (int r = 0; me == 0 && r < np; r++)
         printf("rank %d: ran %.1f%% of the time, paused %.0f times a second for %.3f ms on average%s\n", r,
                100 * all[r].share, all[r].per_sec, all[r].pause_ms,
@@ -274,9 +281,7 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     buf = calloc(1, 5L << 20);
-    MPI_Barrier(MPI_COMM_WORLD);
-    cpu_seen cpu[2], mine = cpu_availability(0.5);
-    MPI_Gather(&mine, 3, MPI_DOUBLE, cpu, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    cpu_seen *cpu = cpu_of_ranks(np);
     oneway(8, 2000, 3); /* warm up */
     double os = send_overhead(reps), orr = recv_overhead(reps);
     double opoll = poll_overhead(reps, 0), oiprobe = poll_overhead(reps, 1);
@@ -335,6 +340,7 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     }
+    free(cpu);
     free(buf);
     MPI_Finalize();
     return 0;
