@@ -26,14 +26,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 reports="$(pwd)/stencil.study/report.html"
 
 lmp=$(command -v lmp || true)
-melt=""
-for f in /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt; do
-  if [ -f "$f" ]; then melt=$f; break; fi
-done
-if [ -n "$lmp" ] && [ -f "$melt" ]; then
+if [ -n "$lmp" ] && mkdir -p lammps && sh "$top/tests/melt-input.sh" lammps/in.melt; then
   echo
-  mkdir -p lammps
-  cp "$melt" lammps/in.melt
   (cd lammps && ../cli/phantom run -o melt.study --platforms "$top/platforms" --nodes 1,2,4 --ppn 2 \
      -- mpirun --oversubscribe -np 4 "$lmp" -in in.melt -log none)
   reports="$reports $(pwd)/lammps/melt.study/report.html"

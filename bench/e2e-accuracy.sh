@@ -107,16 +107,11 @@ C
 mpicc -O2 -shared -fPIC -o "$W/libspan.so" "$W/span.c"
 for app in $APPS; do mkdir -p "$W/$app"; done
 if [ -d "$W/lammps" ]; then
-  melt=""
-  for f in /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt \
-           /usr/share/doc/lammps/examples/melt/in.melt; do
-    [ -f "$f" ] && { melt=$f; break; }
-    [ -f "$f.gz" ] && { melt=$f.gz; break; }
-  done
-  [ -n "$melt" ] || { echo "e2e-accuracy.sh: no LAMMPS melt example (apt-get install lammps-examples)" >&2; exit 1; }
-  case $melt in *.gz) gzip -dc "$melt" ;; *) cat "$melt" ;; esac |
-    sed -e "s/^run[[:space:]].*/run $LMP_STEPS/" -e 's/^thermo[[:space:]].*/thermo 100/' \
-        -e "s/^region[[:space:]]*box block .*/region box block 0 $LMP_BOX 0 $LMP_BOX 0 $LMP_BOX/" > "$W/lammps/in.melt"
+  sh "$S/tests/melt-input.sh" "$W/lammps/melt.orig" ||
+    { echo "e2e-accuracy.sh: no LAMMPS melt example (apt-get install lammps-examples)" >&2; exit 1; }
+  sed -e "s/^run[[:space:]].*/run $LMP_STEPS/" -e 's/^thermo[[:space:]].*/thermo 100/' \
+        -e "s/^region[[:space:]]*box block .*/region box block 0 $LMP_BOX 0 $LMP_BOX 0 $LMP_BOX/" \
+        "$W/lammps/melt.orig" > "$W/lammps/in.melt"
 fi
 [ -d "$W/hpcc" ] &&
   sed -n '/^HPLinpack benchmark input file/,/^EOF/p' "$S/tests/app-hpcc.sh" | grep -v '^EOF' |

@@ -31,24 +31,15 @@ skip() { echo "SKIP: $*" >&2; exit 77; }
 need() { command -v "$1" >/dev/null 2>&1 || skip "$1 is not installed"; }
 
 # need_lammps STEPS THERMO: Debian's LAMMPS (sets LMP) and its melt example,
-# written to $WORK/in.melt to run STEPS steps with thermo output every THERMO
-# (melt: where it was found); skips the test when either is missing.
+# written to $WORK/in.melt (tests/melt-input.sh) to run STEPS steps with
+# thermo output every THERMO; skips the test when either is missing.
 need_lammps() {
   LMP=$(command -v lmp || command -v lmp_openmpi || command -v lammps || true)
   [ -n "$LMP" ] || skip "LAMMPS is not installed (apt-get install lammps lammps-examples)"
-  melt=""
-  for f in /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt \
-           /usr/share/doc/lammps/examples/melt/in.melt; do
-    [ -f "$f" ] && { melt=$f; break; }
-    [ -f "$f.gz" ] && { melt=$f.gz; break; }
-  done
-  [ -n "$melt" ] || skip "the LAMMPS melt example is not installed (apt-get install lammps-examples)"
-  case "$melt" in
-    *.gz) gzip -dc "$melt" > "$WORK/in.melt" ;;
-    *) cp "$melt" "$WORK/in.melt" ;;
-  esac
+  sh "$top_srcdir/tests/melt-input.sh" "$WORK/in.melt" ||
+    skip "the LAMMPS melt example is not installed (apt-get install lammps-examples)"
   sed -i -e "s/^run[[:space:]].*/run $1/" -e "s/^thermo[[:space:]].*/thermo $2/" "$WORK/in.melt"
-  grep -q "^run $1" "$WORK/in.melt" || fail "cannot set the run length in $melt"
+  grep -q "^run $1" "$WORK/in.melt" || fail "cannot set the run length in the melt example ($WORK/in.melt)"
 }
 
 # Build one of our test programs from tests/progs into $WORK.
