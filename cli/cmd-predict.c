@@ -439,6 +439,9 @@ static void print_poll_note(const simmpi_result *res)
     printf("\nnote: %llu Tests and Iprobes that found nothing cost %s, %.0f%% of the ranks' time; their number\n"
            "is the recorded run's, set by its timing, not the target's (doc/simmpi.md section 4)\n",
            (unsigned long long)res->failed_polls, simmpi_fmt_time(res->failed_poll_time, t, sizeof t), 100 * share);
+    if (res->folded_polls)
+        printf("(%llu more cost nothing: their requests had completed in the simulation)\n",
+               (unsigned long long)res->folded_polls);
 }
 
 static void print_tables(const report *r)
@@ -537,12 +540,13 @@ static int print_json(const report *r)
     json_object_set_new(doc, "sites", sites);
     json_object_set_new(doc, "collectives", colls_json(res));
     json_object_set_new(doc, "simulator",
-                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "events", (json_int_t)res->events,
+                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I}", "events", (json_int_t)res->events,
                                   "messages", (json_int_t)res->messages, "heap_events",
                                   (json_int_t)res->heap_events, "unmatched_messages",
                                   (json_int_t)res->unmatched_sends, "failed_polls",
                                   (json_int_t)res->failed_polls, "failed_poll_ps",
-                                  (json_int_t)res->failed_poll_time, "failed_poll_share", poll_share(res)));
+                                  (json_int_t)res->failed_poll_time, "failed_poll_share", poll_share(res),
+                                  "folded_polls", (json_int_t)res->folded_polls));
     int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     putchar('\n');
     json_decref(doc);

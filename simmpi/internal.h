@@ -18,7 +18,7 @@ enum ins_type {
     I_RECV,  /* post a receive                                              */
     I_WAIT,  /* block until every request in w completes                     */
     I_POLL,  /* a Test that completed nothing (o_poll), an Iprobe that found
-              * nothing (F_PROBE: o_iprobe)                                   */
+              * nothing (F_PROBE: o_iprobe); u.w: a Test's requests, inline  */
     I_PROBE, /* block until a matching message's envelope is at the receiver  */
     I_COLL,  /* a collective, decomposed into rounds of point-to-point         */
     I_END,   /* MPI_Finalize (or Abort): the rank's run ends here              */
@@ -30,6 +30,7 @@ enum ins_flag {
     F_BUFFERED = 4,   /* buffered send (Bsend): always eager                     */
     F_UNRESOLVED = 8, /* a wildcard receive whose matched source is not yet read  */
     F_PROBE = 16,     /* I_POLL: an Iprobe, not a Test                            */
+    F_ALL = 32,       /* I_POLL: a Testall (folds only when all its requests are done) */
 };
 
 typedef struct ins_p2p {

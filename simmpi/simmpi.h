@@ -206,6 +206,9 @@ typedef struct simmpi_result {
      * run's, set by its timing, not the target's. */
     uint64_t failed_polls;
     simtime failed_poll_time;
+    /* Failed Tests not charged: their requests had completed in the
+     * simulation, so the target's Test would have succeeded. */
+    uint64_t folded_polls;
 } simmpi_result;
 
 /* Defaults: the default platform, block placement, host vectors, scale 1. */

@@ -24,6 +24,9 @@
  *   poll        rank 1: Irecv, three Tests that fail, one that succeeds;
  *               then two Iprobes that find nothing (COMP before each);
  *               rank 0 sends after comp0
+ *   testall     rank 1: Irecv from 0, Isend to 0, three Testalls (--op testany:
+ *               Testanys) of both that fail, then Waitall (COMP before each);
+ *               rank 0 sends after comp0, then receives
  *   persistent  I x (Start, Wait) of Send_init / Recv_init between 0 and 1
  *   probe       rank 1 probes (ANY_SOURCE), then receives; rank 0 sends
  *   subcomm     Comm_split even/odd, Allreduce on each half, Barrier on world
@@ -323,6 +326,35 @@ static void k_poll(const opts *o, W *w)
     }
 }
 
+/* Rank 1 posts a receive from 0 and an eager send to 0, tests both three
+ * times in vain (--op testall or testany, COMP before each), then waits
+ * for both.  Rank 0 sends after comp0, then receives. */
+static void k_testall(const opts *o, W *w)
+{
+    if (w->rank == 0) {
+        send_(w, PH_OP_SEND, 1, 9, o->bytes, o->comp0);
+        recv_(w, 1, 8, o->bytes, 0);
+        return;
+    }
+    uint16_t op = !o->op || !strcmp(o->op, "testall") ? PH_OP_TESTALL
+                  : !strcmp(o->op, "testany")        ? PH_OP_TESTANY : 0;
+    if (!op)
+        die("--op: testall or testany");
+    uint64_t ids[2];
+    ids[0] = irecv(w, PH_OP_IRECV, 0, 9, o->bytes, 0);
+    send_(w, PH_OP_ISEND, 0, 8, o->bytes, 0);
+    ids[1] = w->nreq;
+    for (int i = 0; i < 3; i++) {
+        ph_event e = ev0(op);
+        e.nreqs = 2;
+        e.reqs = ids;
+        e.flag = 0;
+        put(w, &e, o->comp);
+    }
+    ph_status sts[2] = {st(0, 9, o->bytes), {.source = PH_NO_RANK}};
+    waitall(w, ids, sts, 2, o->comp);
+}
+
 static void k_persistent(const opts *o, W *w)
 {
     uint64_t id = w->rank == 0 ? (send_(w, PH_OP_SEND_INIT, 1, 4, o->bytes, 0), w->nreq)
@@ -416,6 +448,7 @@ static void write_rank(const opts *o, W *w, const uint32_t *halves)
     else if (!strcmp(k, "deadlock")) k_deadlock(o, w);
     else if (!strcmp(k, "wildcard")) k_wildcard(o, w);
     else if (!strcmp(k, "poll")) k_poll(o, w);
+    else if (!strcmp(k, "testall")) k_testall(o, w);
     else if (!strcmp(k, "persistent")) k_persistent(o, w);
     else if (!strcmp(k, "probe")) k_probe(o, w);
     else if (!strcmp(k, "subcomm")) k_subcomm(o, w, halves);

@@ -114,6 +114,7 @@ for oi in 100 70; do
   expect "poll (o_iprobe $oi)" "$(finish 1)" "$(ps $((3000 + os + 9 + L + or + 2 * (1000 + oi))))"
   expect "poll overhead (o_iprobe $oi)" "$(field 1 overhead)" "$(ps $((3 * 100 + or + 2 * oi)))"
   expect "failed polls counted (o_iprobe $oi)" "$(q "d['simulator']['failed_polls']")" 5
+  expect "no poll folded (o_iprobe $oi)" "$(q "d['simulator']['folded_polls']")" 0
   expect "failed polls' cost (o_iprobe $oi)" "$(q "d['simulator']['failed_poll_ps']")" "$(ps $((3 * 100 + 2 * oi)))"
   expect "failed polls' share (o_iprobe $oi)" "$(q "round(d['simulator']['failed_poll_share'], 9)")" \
     "$(q "round(d['simulator']['failed_poll_ps'] / sum(r['finish_ps'] for r in d['ranks']), 9)")"
@@ -129,4 +130,38 @@ grep -q "^note: 5 Tests and Iprobes that found nothing cost 10.000 us, 45% of th
 $PREDICT "$WORK/e101" --platform "$WORK/plat.conf" > "$WORK/p.txt" || fail "predict e101 (text)"
 ! grep -q "^note:" "$WORK/p.txt" || fail "a note on polls for a trace without any"
 plat
+
+# 8b. A failed Test whose request the simulation has completed is folded:
+#     the target's Test would have succeeded, so it costs nothing.  The
+#     message is in at o_s + 9 + L = 6.009 us; rank 1's Tests come at 3, 6.1
+#     and 9.1 us (3 us of computation before each, o_poll = 100 ns for the
+#     first only), the fourth completes it at 12.1 us (+ o_r), then two
+#     Iprobes (never folded).
+"$SYNTH" poll "$WORK/fold" --bytes 10 --comp 3000 > /dev/null || fail "simmpi/synth poll"
+predict "$WORK/fold"
+expect "fold: receiver" "$(finish 1)" "$(ps $((3000 + 100 + 2 * 3000 + 3000 + or + 2 * (3000 + 100))))"
+expect "fold: folded" "$(q "d['simulator']['folded_polls']")" 2
+expect "fold: charged" "$(q "d['simulator']['failed_polls']")" 3
+expect "fold: their cost" "$(q "d['simulator']['failed_poll_ps']")" "$(ps 300)"
+# The note counts them: at o_poll = 2 us the Test at 3 us and the two
+# Iprobes cost 6 us of 1 + 26 us (the Tests at 3, 8 and 11 us, the fourth
+# at 14 us, then 2 x (3 + 2) us): 22%.
+plat "o_poll = 2us"
+$PREDICT "$WORK/fold" --platform "$WORK/plat.conf" > "$WORK/p.txt" || fail "predict fold (text)"
+grep -q "^note: 3 Tests and Iprobes that found nothing cost 6.000 us, 22% of the ranks' time; their number$" "$WORK/p.txt" &&
+  grep -q "^(2 more cost nothing: their requests had completed in the simulation)$" "$WORK/p.txt" ||
+  fail "the note on folded polls: $(tail -4 "$WORK/p.txt")"
+plat
+# Testall folds once all its requests are done, Testany once one is: rank 1's
+# eager Isend is done at o_s = 1 us, its receive at 6.009 us; the Tests come
+# 3 us apart from 4 us on, the Waitall 3 us after the third.
+"$SYNTH" testall "$WORK/tall" --bytes 10 --comp 3000 --op testall > /dev/null || fail "simmpi/synth testall"
+predict "$WORK/tall"
+expect "Testall fold: receiver" "$(finish 1)" "$(ps $((os + 3000 + 100 + 3 * 3000 + or)))"
+expect "Testall fold: folded" "$(q "d['simulator']['folded_polls']")" 2
+"$SYNTH" testall "$WORK/tany" --bytes 10 --comp 3000 --op testany > /dev/null || fail "simmpi/synth testany"
+predict "$WORK/tany"
+expect "Testany fold: receiver" "$(finish 1)" "$(ps $((os + 4 * 3000 + or)))"
+expect "Testany fold: folded" "$(q "d['simulator']['folded_polls']")" 3
+expect "Testany fold: rank 0" "$(finish 0)" "$(ps $((os + 9 + L + or)))"
 echo "closed forms: all exact"
