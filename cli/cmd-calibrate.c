@@ -16,6 +16,7 @@
 
 static const char usage[] =
     "usage: mpirun -np 2 --map-by node phantom calibrate [-o FILE] [--name NAME] [--reps N]\n"
+    "                                                    [--cpu-share auto|S]\n"
     "   or: mpirun -np N phantom calibrate --check-cpu\n"
     "\n"
     "Measure o_s, o_r, L, G, o', the eager limit and the cost of a failed poll\n"
@@ -29,13 +30,20 @@ static const char usage[] =
     "off the CPU: a CPU quota (a container's CPU limit), steal time or another\n"
     "busy process pauses a rank for milliseconds, which delays every exchange\n"
     "with it and which no LogGP parameter holds.  The file's cpu_share is the\n"
-    "least share of the time a rank ran; below 95% the file and stderr say so.\n"
+    "least share of the time a rank ran; below 95% the file and stderr say so,\n"
+    "and o_s, o_r, o', o_poll and o_iprobe are the fastest runs' times over the\n"
+    "share: on a CPU that runs half the time a call's own work takes twice as\n"
+    "long, as the replayed computation does.\n"
     "--check-cpu does only that, on N ranks, and prints a line per rank.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE   write the platform file here (default: standard output)\n"
     "  --name NAME         the platform's name (default: FILE without .conf)\n"
-    "  --reps N            repetitions of each measurement, the fastest kept (default 15)\n"
+    "  --reps N            repetitions of each measurement, the fastest kept (1-64,\n"
+    "                      default 15)\n"
+    "  --cpu-share S       take the CPU's share of the time as S (0.01-1) instead of\n"
+    "                      measuring it; 1 writes the fastest runs' overheads as they\n"
+    "                      are (default: auto)\n"
     "  --check-cpu         only measure how much of the time each rank runs\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -53,15 +61,25 @@ static void default_name(const char *out, char *name, size_t cap)
         *dot = 0;
 }
 
+/* --cpu-share: a plain decimal from 0.01 to 1. */
+static int valid_share(const char *s)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    return errno == 0 && end != s && !*end && x >= 0.01 && x <= 1;
+}
+
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
                                              {"name", required_argument, 0, 'n'},
                                              {"reps", required_argument, 0, 'r'},
                                              {"check-cpu", no_argument, 0, 'c'},
+                                             {"cpu-share", required_argument, 0, 's'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    const char *out = NULL, *name = NULL;
+    const char *out = NULL, *name = NULL, *share = "auto";
     uint32_t reps = 15;
     int c, check_cpu = 0;
     while ((c = cli_getopt("calibrate", argc, argv, ":o:h", longopts)) != -1) {
@@ -69,8 +87,14 @@ static int run(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'n': name = optarg; break;
         case 'r':
-            if (cli_parse_u32(optarg, 1, 1000, &reps) < 0)
-                return cli_usage_error("calibrate", "--reps %s: expected a number from 1 to 1000", optarg);
+            if (cli_parse_u32(optarg, 1, 64, &reps) < 0)
+                return cli_usage_error("calibrate", "--reps %s: expected a number from 1 to 64", optarg);
+            break;
+        case 's':
+            if (strcmp(optarg, "auto") && !valid_share(optarg))
+                return cli_usage_error("calibrate", "--cpu-share %s: expected auto or a share from 0.01 to 1",
+                                       optarg);
+            share = optarg;
             break;
         case 'c': check_cpu = 1; break;
         case 'h': return cli_help(&cmd_calibrate);
@@ -92,10 +116,10 @@ static int run(int argc, char **argv)
         name = namebuf;
     }
     snprintf(repsbuf, sizeof repsbuf, "%u", reps);
-    char *args[] = {prog, (char *)name, repsbuf, (char *)out, NULL};
+    char *args[] = {prog, (char *)name, repsbuf, (char *)share, (char *)out, NULL};
     if (check_cpu) {
-        if (out || name != namebuf)
-            return cli_usage_error("calibrate", "--check-cpu writes no platform file (no -o or --name)");
+        if (out || name != namebuf || strcmp(share, "auto"))
+            return cli_usage_error("calibrate", "--check-cpu writes no platform file (no -o, --name or --cpu-share)");
         args[1] = "--check-cpu";
         args[2] = NULL;
     }

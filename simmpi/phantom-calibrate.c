@@ -4,7 +4,7 @@
  *   mpirun -np N phantom calibrate --check-cpu
  *
  * `phantom calibrate` (cli/cmd-calibrate.c) execs this MPI program in each
- * rank, as  phantom-calibrate NAME REPS [FILE], or phantom-calibrate
+ * rank, as  phantom-calibrate NAME REPS SHARE [FILE], or phantom-calibrate
  * --check-cpu (only the CPU's availability, below, for any number of ranks).  Rank 0 writes a platform
  * file (doc/platform-format.md) to FILE, or stdout, with
  * o_s, o_r, L, G, o' and the eager limit between the two ranks, measured as
@@ -19,7 +19,8 @@
  *             arrived, at most T(1) - o_s (taking an unexpected message can cost
  *             more than one the receive waits for, which is what T(1) shows)
  *   L         T(1) - o_s - o_r                    (eager: T = o_s + G(K-1) + L + o_r)
- *   G         slope of T between 1 MiB and 4 MiB (the bandwidth of large messages)
+ *   G         slope of T between 1 MiB and 4 MiB (the bandwidth of large messages;
+ *             throttled, between 256 KiB and 1 MiB)
  *   eager     the size at which T jumps: the power-of-two interval whose
  *             growth most exceeds the linear trend, then bisection in it
  *   o'        from the jump: T(E+1) - T(E) = 2(o' + L + o') + G, so
@@ -44,8 +45,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#define MAX_REPS 64     /* runs kept per measurement (cmd-calibrate's --reps) */
+#define THROTTLED 0.95  /* below this share of the time, a rank's CPU is throttled */
+
+/* This program is one thread per rank: plain globals. */
 static int me;
 static char *buf;
+static int keep_median; /* throttled: the median of the short runs, not the fastest */
 
 static int cmpd(const void *a, const void *b)
 {
@@ -53,17 +59,42 @@ static int cmpd(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double fastest(double *v, int n)
+/* The run kept: the fastest (interference only ever adds time), or on a
+ * throttled CPU the median of the short runs, most of which no pause hit:
+ * the fastest of many varies more, calibration to calibration. */
+static double kept(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmpd);
-    return v[0];
+    return keep_median ? v[n / 2] : v[0];
 }
 
-/* One-way time of K bytes (ns): half the median round trip over reps runs of iters. */
+/* How a measurement is repeated.  Unthrottled: reps runs of the usual
+ * length, the fastest kept.  On a throttled CPU a long run always meets the
+ * quota's pauses (milliseconds, at random), so the fastest of long runs is
+ * not the CPU at full speed, and it varies from calibration to calibration:
+ * runs are then cut to about 0.2 ms, short enough to fit between two pauses,
+ * there are three times as many, and the median is kept. */
+typedef struct runs {
+    int reps, throttled;
+} runs;
+
+#define SHORT_RUN_NS 2e5
+
+/* Iterations of a run: dflt, or on a throttled CPU as many as fit in a
+ * short run at about est_ns each. */
+static int iters(const runs *rs, int dflt, double est_ns)
+{
+    if (!rs->throttled)
+        return dflt;
+    double n = SHORT_RUN_NS / (est_ns > 1 ? est_ns : 1);
+    return n < 1 ? 1 : n > dflt ? dflt : (int)n;
+}
+
+/* One-way time of K bytes (ns): half the fastest round trip over reps runs of iters. */
 static double oneway(long k, int iters, int reps)
 {
-    double t[64];
-    for (int r = 0; r < reps && r < 64; r++) {
+    double t[MAX_REPS];
+    for (int r = 0; r < reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (int i = 0; i < iters; i++) {
@@ -77,7 +108,7 @@ static double oneway(long k, int iters, int reps)
         }
         t[r] = (MPI_Wtime() - t0) * 1e9 / (2.0 * iters);
     }
-    double m = fastest(t, reps);
+    double m = kept(t, reps);
     MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return m;
 }
@@ -121,9 +152,9 @@ static cpu_seen cpu_availability(double secs)
 /* o_s: rank 1 pre-posts BURST receives; rank 0 times BURST small sends. */
 static double send_overhead(int reps)
 {
-    double t[64];
+    double t[MAX_REPS];
     MPI_Request rq[BURST];
-    for (int r = 0; r < reps && r < 64; r++) {
+    for (int r = 0; r < reps; r++) {
         if (me == 1)
             for (int i = 0; i < BURST; i++)
                 MPI_Irecv(buf + i * 8, 8, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &rq[i]);
@@ -137,37 +168,37 @@ static double send_overhead(int reps)
             MPI_Waitall(BURST, rq, MPI_STATUSES_IGNORE);
         MPI_Barrier(MPI_COMM_WORLD);
     }
-    double m = fastest(t, reps);
+    double m = kept(t, reps);
     MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return m;
 }
 
 /* o_poll (probe = 0: MPI_Test of a receive) and o_iprobe (probe = 1):
  * rank 0 polls for a message that never comes. */
-static double poll_overhead(int reps, int probe)
+static double poll_overhead(int reps, int probe, int polls)
 {
-    double t[64];
+    double t[MAX_REPS];
     int dummy;
     MPI_Request q = MPI_REQUEST_NULL;
     if (me == 0 && !probe)
         MPI_Irecv(&dummy, 1, MPI_INT, 1, 98, MPI_COMM_WORLD, &q);
-    for (int r = 0; r < reps && r < 64; r++) {
+    for (int r = 0; r < reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         int flag;
         double t0 = MPI_Wtime();
-        for (int i = 0; i < 10000 && me == 0; i++) {
+        for (int i = 0; i < polls && me == 0; i++) {
             if (probe)
                 MPI_Iprobe(1, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
             else
                 MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
         }
-        t[r] = (MPI_Wtime() - t0) * 1e9 / 10000;
+        t[r] = (MPI_Wtime() - t0) * 1e9 / polls;
     }
     if (q != MPI_REQUEST_NULL) {
         MPI_Cancel(&q);
         MPI_Wait(&q, MPI_STATUS_IGNORE);
     }
-    double m = fastest(t, reps);
+    double m = kept(t, reps);
     MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return m;
 }
@@ -182,8 +213,8 @@ static void spin(double secs)
 /* o_r: rank 0 sends a burst, rank 1 lets it arrive, then times the receives. */
 static double recv_overhead(int reps)
 {
-    double t[64];
-    for (int r = 0; r < reps && r < 64; r++) {
+    double t[MAX_REPS];
+    for (int r = 0; r < reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (me == 0)
             for (int i = 0; i < BURST; i++)
@@ -195,7 +226,7 @@ static double recv_overhead(int reps)
                 MPI_Recv(buf + i * 8, 8, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         t[r] = (MPI_Wtime() - t0) * 1e9 / BURST;
     }
-    double m = fastest(t, reps);
+    double m = kept(t, reps);
     MPI_Bcast(&m, 1, MPI_DOUBLE, 1, MPI_COMM_WORLD);
     return m;
 }
@@ -203,12 +234,23 @@ static double recv_overhead(int reps)
 /* The eager limit: where T jumps.  With T linear, T(2k) - T(k) = 2 (T(k) -
  * T(k/2)); a jump J in (k, 2k] adds J to the left side.  Find the k with the
  * largest excess, then bisect (k, 2k] against the line through T(k/2), T(k). */
-static long eager_limit(int reps, double *jump_out)
+/* The eager-limit scan's runs: T(1) and G estimate a round trip of K bytes. */
+typedef struct scan {
+    runs rs;
+    double t1, g;
+} scan;
+
+static double scan_oneway(const scan *sc, long k, int dflt)
+{
+    return oneway(k, iters(&sc->rs, dflt, 2 * (sc->t1 + sc->g * (double)k)), sc->rs.reps);
+}
+
+static long eager_limit(const scan *sc, double *jump_out)
 {
     double t[32];
     int n = 0;
     for (long k = 64; k <= (1L << 20) && n < 32; k *= 2)
-        t[n++] = oneway(k, k < 65536 ? 2000 : 200, reps);
+        t[n++] = scan_oneway(sc, k, k < 65536 ? 2000 : 200);
     int best = -1;
     double excess = 0, rel = 0;
     for (int i = 1; i + 1 < n; i++) { /* k = 64 << i; relative, as noise grows with T */
@@ -226,7 +268,7 @@ static long eager_limit(int reps, double *jump_out)
     double slope = (t[best] - t[best - 1]) / (double)(lo / 2), base = t[best];
     while (hi - lo > 1) {
         long mid = lo + (hi - lo) / 2;
-        if (oneway(mid, mid < 65536 ? 2000 : 100, reps) - (base + slope * (double)(mid - lo)) > excess / 2)
+        if (scan_oneway(sc, mid, mid < 65536 ? 2000 : 100) - (base + slope * (double)(mid - lo)) > excess / 2)
             hi = mid;
         else
             lo = mid;
@@ -252,12 +294,114 @@ static int check_cpu(int np)
     for (int r = 0; me == 0 && r < np; r++)
         printf("rank %d: ran %.1f%% of the time, paused %.0f times a second for %.3f ms on average%s\n", r,
                100 * all[r].share, all[r].per_sec, all[r].pause_ms,
-               all[r].share < 0.95 ? " (throttled or shared)" : "");
+               all[r].share < THROTTLED ? " (throttled or shared)" : "");
     free(all);
     MPI_Finalize();
     return 0;
 }
 
+/* What the ping-pongs measured (ns, G in ns per byte). */
+typedef struct measured {
+    double os, orr, l, g, oprime, opoll, oiprobe;
+    double t1, t256, tb0, tb1, jump;
+    long big0, big1, eager;
+    int reps;
+} measured;
+
+static measured measure(int reps, int throttled)
+{
+    runs rs = {.reps = throttled ? (3 * reps < MAX_REPS ? 3 * reps : MAX_REPS) : reps, .throttled = throttled};
+    measured m = {.reps = rs.reps};
+    keep_median = throttled;
+    double warm = oneway(8, iters(&rs, 2000, 0), 3); /* warms up, and estimates T(8) from a long run */
+    m.os = send_overhead(rs.reps);
+    m.orr = recv_overhead(rs.reps);
+    m.opoll = poll_overhead(rs.reps, 0, iters(&rs, 10000, 1000));
+    m.oiprobe = poll_overhead(rs.reps, 1, iters(&rs, 10000, 1000));
+    m.t1 = oneway(1, iters(&rs, 5000, 2 * warm), rs.reps);
+    m.t256 = oneway(256, iters(&rs, 5000, 2 * warm), rs.reps);
+    if (m.os > m.t1)
+        m.os = m.t1;
+    if (m.orr > m.t1 - m.os)
+        m.orr = m.t1 - m.os;
+    m.l = m.t1 - m.os - m.orr;
+    /* G: the slope over large messages; throttled, between 256 KiB and 1
+     * MiB, whose round trips fit in a short run as 4 MiB ones do not. */
+    long big0 = throttled ? 256L << 10 : 1L << 20, big1 = throttled ? 1L << 20 : 4L << 20;
+    m.tb0 = oneway(big0, throttled ? 1 : 20, rs.reps);
+    m.tb1 = oneway(big1, throttled ? 1 : 10, rs.reps);
+    m.big0 = big0;
+    m.big1 = big1;
+    m.g = (m.tb1 - m.tb0) / (double)(big1 - big0);
+    double excess;
+    scan sc = {.rs = rs, .t1 = m.t1, .g = m.g};
+    m.eager = eager_limit(&sc, &excess);
+    m.jump = scan_oneway(&sc, m.eager + 1, 2000) - scan_oneway(&sc, m.eager, 2000);
+    if (m.jump < excess / 2) /* noise at the exact edge: trust the scan */
+        m.jump = excess;
+    m.oprime = (m.jump / 2 - m.l) / 2;
+    if (m.oprime < 0)
+        m.oprime = 0;
+    return m;
+}
+
+static void warn_throttled(FILE *out, const cpu_seen *cpu)
+{
+    for (int r = 0; r < 2; r++) {
+        if (cpu[r].share >= THROTTLED)
+            continue;
+        fprintf(out, "# WARNING: rank %d ran %.0f%% of the time, paused %.0f times a second for %.2f ms on "
+                     "average\n# (a CPU quota, steal time or another busy process): a paused rank delays every "
+                     "exchange\n# with it, which no LogGP parameter holds (doc/accuracy.md).\n",
+                r, 100 * cpu[r].share, cpu[r].per_sec, cpu[r].pause_ms);
+        fprintf(stderr, "phantom calibrate: warning: rank %d's CPU ran %.0f%% of the time (pauses of %.2f ms, "
+                        "%.0f a second): the target's communication will be slower than this file says\n",
+                r, 100 * cpu[r].share, cpu[r].pause_ms, cpu[r].per_sec);
+    }
+}
+
+/* Rank 0: the platform file.  The CPU overheads are the kept runs' times
+ * over the share (cpu_scale = 1 / share, or 1 unthrottled). */
+static void write_platform(FILE *out, const char *name, const measured *m, const cpu_seen *cpu,
+                           double share, double measured_share, double cpu_scale)
+{
+    int len;
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, "\n,")] = 0;
+    char host[256] = "?", when[64];
+    time_t now = time(NULL);
+    gethostname(host, sizeof host - 1);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    fprintf(out, "# Measured by phantom calibrate on %s at %s\n", host, when);
+    fprintf(out, "# (ping-pong, %s of %d runs%s) with %s.\n", cpu_scale != 1 ? "median" : "fastest", m->reps,
+            cpu_scale != 1 ? " of about 0.2 ms, most of which fit between two pauses" : "", lib);
+    fprintf(out, "# T(1) = %.1f ns, T(256) = %.1f ns, T(%ld KiB) = %.0f ns, T(%ld KiB) = %.0f ns,\n", m->t1,
+            m->t256, m->big0 >> 10, m->tb0, m->big1 >> 10, m->tb1);
+    fprintf(out, "# rendezvous jump at the eager limit: %.1f ns%s.\n", m->jump,
+            m->oprime > 0 ? "" : " (not above 2L: o_prime is below what this run can see, 0 taken)");
+    warn_throttled(out, cpu);
+    if (cpu_scale != 1)
+        fprintf(out, "# The CPU ran %.0f%% of the time, so each CPU overhead below is its time at\n"
+                     "# full speed over %.3f (o_s %.1f, o_r %.1f, o_prime %.1f, o_poll %.1f, o_iprobe\n"
+                     "# %.1f ns): a call's own work takes as much longer as the computation replayed\n"
+                     "# here.  L and G are as measured.\n",
+                100 * share, share, m->os, m->orr, m->oprime, m->opoll, m->oiprobe);
+    fprintf(out, "name = %s\nnetwork_model = loggp\n", name);
+    fprintf(out, "calibrated = %s by phantom calibrate on %.40s\n", when, host);
+    if (share != measured_share)
+        fprintf(out, "cpu_share = %.3f      # given by --cpu-share; measured %.3f\n", share, measured_share);
+    else
+        fprintf(out, "cpu_share = %.3f      # the least share of the time a rank had its CPU (below 0.95: throttled)\n",
+                share);
+    fprintf(out, "o_s = %.1fns\no_r = %.1fns\nL = %.1fns\no_prime = %.1fns\n", m->os * cpu_scale,
+            m->orr * cpu_scale, m->l, m->oprime * cpu_scale);
+    fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", m->g, m->g > 0 ? 1.0 / m->g : 0.0);
+    fprintf(out, "eager_limit = %ld\n", m->eager);
+    fprintf(out, "o_poll = %.1fns\no_iprobe = %.1fns\n", m->opoll * cpu_scale, m->oiprobe * cpu_scale);
+}
+
+/* phantom-calibrate NAME REPS SHARE [FILE]  (SHARE: "auto" or --cpu-share's value) */
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -268,8 +412,9 @@ int main(int argc, char **argv)
         return check_cpu(np);
     const char *name = argc > 1 ? argv[1] : "calibrated";
     int reps = argc > 2 ? atoi(argv[2]) : 15;
-    const char *path = argc > 3 ? argv[3] : NULL;
-    if (np != 2 || reps < 1) {
+    const char *share_arg = argc > 3 ? argv[3] : "auto";
+    const char *path = argc > 4 ? argv[4] : NULL;
+    if (np != 2 || reps < 1 || reps > MAX_REPS) {
         if (me == 0)
             fprintf(stderr, "phantom calibrate: needs exactly 2 ranks (it has %d): "
                             "mpirun -np 2 --map-by node phantom calibrate -o FILE\n", np);
@@ -282,59 +427,15 @@ int main(int argc, char **argv)
     }
     buf = calloc(1, 5L << 20);
     cpu_seen *cpu = cpu_of_ranks(np);
-    oneway(8, 2000, 3); /* warm up */
-    double os = send_overhead(reps), orr = recv_overhead(reps);
-    double opoll = poll_overhead(reps, 0), oiprobe = poll_overhead(reps, 1);
-    double t1 = oneway(1, 5000, reps), t256 = oneway(256, 5000, reps);
-    if (os > t1)
-        os = t1;
-    if (orr > t1 - os)
-        orr = t1 - os;
-    double l = t1 - os - orr;
-    double tb1 = oneway(1L << 20, 20, reps), tb4 = oneway(4L << 20, 10, reps);
-    double g = (tb4 - tb1) / (double)(3L << 20);
-    double excess;
-    long e = eager_limit(reps, &excess);
-    double jump = oneway(e + 1, 2000, reps) - oneway(e, 2000, reps);
-    if (jump < excess / 2) /* noise at the exact edge: trust the scan */
-        jump = excess;
-    double oprime = (jump / 2 - l) / 2;
-    if (oprime < 0)
-        oprime = 0;
+    /* The least share any rank ran, or the one --cpu-share gave: both
+     * ranks need it (the eager-limit scan's runs depend on it). */
+    double measured_share = me == 0 ? (cpu[0].share < cpu[1].share ? cpu[0].share : cpu[1].share) : 0;
+    MPI_Bcast(&measured_share, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double share = strcmp(share_arg, "auto") ? atof(share_arg) : measured_share;
+    int throttled = share < THROTTLED;
+    measured m = measure(reps, throttled);
     if (me == 0) {
-        int len;
-        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-        MPI_Get_library_version(lib, &len);
-        lib[strcspn(lib, "\n,")] = 0;
-        char host[256] = "?", when[64];
-        time_t now = time(NULL);
-        gethostname(host, sizeof host - 1);
-        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-        fprintf(out, "# Measured by phantom calibrate on %s at %s\n", host, when);
-        fprintf(out, "# (ping-pong, fastest of %d runs) with %s.\n", reps, lib);
-        fprintf(out, "# T(1) = %.1f ns, T(256) = %.1f ns, T(1 MiB) = %.0f ns, T(4 MiB) = %.0f ns,\n", t1,
-                t256, tb1, tb4);
-        fprintf(out, "# rendezvous jump at the eager limit: %.1f ns%s.\n", jump,
-                oprime > 0 ? "" : " (not above 2L: o_prime is below what this run can see, 0 taken)");
-        for (int r = 0; r < 2; r++) {
-            if (cpu[r].share >= 0.95)
-                continue;
-            fprintf(out, "# WARNING: rank %d ran %.0f%% of the time, paused %.0f times a second for %.2f ms on "
-                         "average\n# (a CPU quota, steal time or another busy process): a paused rank delays every "
-                         "exchange\n# with it, which no LogGP parameter holds (doc/accuracy.md).\n",
-                    r, 100 * cpu[r].share, cpu[r].per_sec, cpu[r].pause_ms);
-            fprintf(stderr, "phantom calibrate: warning: rank %d's CPU ran %.0f%% of the time (pauses of %.2f ms, "
-                            "%.0f a second): the target's communication will be slower than this file says\n",
-                    r, 100 * cpu[r].share, cpu[r].pause_ms, cpu[r].per_sec);
-        }
-        fprintf(out, "name = %s\nnetwork_model = loggp\n", name);
-        fprintf(out, "calibrated = %s by phantom calibrate on %.40s\n", when, host);
-        fprintf(out, "cpu_share = %.3f      # the least share of the time a rank had its CPU (below 0.95: throttled)\n",
-                cpu[0].share < cpu[1].share ? cpu[0].share : cpu[1].share);
-        fprintf(out, "o_s = %.1fns\no_r = %.1fns\nL = %.1fns\no_prime = %.1fns\n", os, orr, l, oprime);
-        fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", g, g > 0 ? 1.0 / g : 0.0);
-        fprintf(out, "eager_limit = %ld\n", e);
-        fprintf(out, "o_poll = %.1fns\no_iprobe = %.1fns\n", opoll, oiprobe);
+        write_platform(out, name, &m, cpu, share, measured_share, throttled ? 1 / share : 1);
         if (out != stdout && fclose(out) != 0) {
             fprintf(stderr, "phantom calibrate: %s: write failed: %s\n", path, strerror(errno));
             MPI_Abort(MPI_COMM_WORLD, 1);

@@ -42,6 +42,30 @@ $PREDICT "$WORK/p2p.trace" --platform "$WORK/here.conf" > "$WORK/p.txt" ||
   fail "phantom predict rejected the calibrated platform"
 grep -q "predicted run time" "$WORK/p.txt" || fail "no prediction: $(cat "$WORK/p.txt")"
 
+# On a throttled CPU (here declared with --cpu-share) a call's own work
+# takes 1/share as long: o_s, o_r, o', o_poll and o_iprobe are the
+# full-speed times the comment gives, over the share; L, G and the eager
+# limit are not scaled.
+mpirun_n 2 "$PHANTOM" calibrate --reps 3 --cpu-share 0.5 -o "$WORK/half.conf" > "$WORK/out" 2>&1 ||
+  { cat "$WORK/out"; fail "phantom calibrate --cpu-share 0.5 failed"; }
+python3 - "$WORK/half.conf" <<'PY' || fail "--cpu-share 0.5: $(cat "$WORK/half.conf")"
+import re, sys
+text = open(sys.argv[1]).read()
+kv = dict(re.findall(r'^(\w+) = ([^ \n]+)', text, re.M))
+m = re.search(r'over 0\.500 \(o_s ([0-9.]+), o_r ([0-9.]+), o_prime ([0-9.]+), o_poll ([0-9.]+), o_iprobe\n# ([0-9.]+) ns\)', text)
+if not m: sys.exit('no full-speed comment')
+for k, full in zip(("o_s", "o_r", "o_prime", "o_poll", "o_iprobe"), m.groups()):
+    if abs(float(kv[k].rstrip("ns")) - 2 * float(full)) > 0.11: sys.exit(f'{k} = {kv[k]}, full speed {full}')
+if not re.search(r'^cpu_share = 0\.500 +# given by --cpu-share; measured [01]\.[0-9]{3}$', text, re.M): sys.exit('cpu_share line')
+if not re.search(r'^# \(ping-pong, median of 9 runs of about 0\.2 ms', text, re.M): sys.exit('runs line')
+PY
+for bad in 0 1.5 half; do
+  mpirun_n 2 "$PHANTOM" calibrate --cpu-share $bad -o "$WORK/bad.conf" > "$WORK/out" 2>&1 && fail "--cpu-share $bad accepted"
+  grep -q -- "--cpu-share $bad: expected auto or a share from 0.01 to 1" "$WORK/out" || fail "unclear --cpu-share $bad error: $(cat "$WORK/out")"
+done
+mpirun_n 2 "$PHANTOM" calibrate --reps 65 > "$WORK/out" 2>&1 && fail "--reps 65 accepted"
+grep -q -- "--reps 65: expected a number from 1 to 64" "$WORK/out" || fail "unclear --reps error: $(cat "$WORK/out")"
+
 # --check-cpu: two ranks sharing one CPU each run about half the time, in
 # pauses of a scheduler slice; alone on their cores they run nearly always.
 taskset -c 0 timeout 60 mpirun --bind-to none -np 2 "$PHANTOM" calibrate --check-cpu > "$WORK/one.txt" 2>&1 ||
