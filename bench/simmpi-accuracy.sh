@@ -31,7 +31,8 @@ mkdir -p "$W"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_hwloc_base_binding_policy=none
 PHANTOM="$B/cli/phantom"
 PREDICT="$PHANTOM predict"
-melt=$(ls /usr/share/lammps/examples/melt/in.melt /usr/share/doc/lammps-examples/examples/melt/in.melt 2>/dev/null | head -1)
+melt=$W/melt.orig
+sh "$S/tests/melt-input.sh" "$melt" || { echo "simmpi-accuracy.sh: needs lammps-examples (the melt example)" >&2; exit 2; }
 sed -e 's/^run[[:space:]].*/run 1000/' -e 's/^thermo[[:space:]].*/thermo 100/' "$melt" > "$W/in.melt"
 sed -n '/^HPLinpack benchmark input file/,/^EOF/p' "$S/tests/app-hpcc.sh" | grep -v '^EOF' > "$W/hpccinf.txt"
 printf '#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); MPI_Finalize(); return 0; }\n' > "$W/empty.c"
