@@ -49,7 +49,7 @@
 # the median and range of the per-run ("paired") errors, and the mean
 # absolute error over the applications.  Issue 6's goal: mean absolute
 # error <= 5%, no case above 10%.  Not a test: it times real runs, needs
-# root (cgroups), takes about 5 minutes to calibrate plus a minute or two per
+# root (cgroups), takes a few seconds to calibrate plus a minute or two per
 # repetition.
 #
 # Environment: WORKDIR (default a new /tmp/e2e-accuracy.XXXXXX), TARGET_CONF
