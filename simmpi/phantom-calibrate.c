@@ -13,7 +13,8 @@
  * al., Section 6:
  *
  *   T(K)      half a ping-pong round trip of K bytes (the fastest of REPS runs:
- *             on a shared machine interference only ever adds time)
+ *             on a shared machine interference only ever adds time; on a
+ *             throttled CPU the median of short runs, below)
  *   o_s       per-call time of a burst of small MPI_Sends into pre-posted receives
  *   o_r       per-call time of MPI_Recv of small messages that have already
  *             arrived, at most T(1) - o_s (taking an unexpected message can cost
@@ -90,7 +91,7 @@ static int iters(const runs *rs, int dflt, double est_ns)
     return n < 1 ? 1 : n > dflt ? dflt : (int)n;
 }
 
-/* One-way time of K bytes (ns): half the fastest round trip over reps runs of iters. */
+/* One-way time of K bytes (ns): half the round trip of the run kept() keeps, of reps runs of iters. */
 static double oneway(long k, int iters, int reps)
 {
     double t[MAX_REPS];
@@ -231,9 +232,6 @@ static double recv_overhead(int reps)
     return m;
 }
 
-/* The eager limit: where T jumps.  With T linear, T(2k) - T(k) = 2 (T(k) -
- * T(k/2)); a jump J in (k, 2k] adds J to the left side.  Find the k with the
- * largest excess, then bisect (k, 2k] against the line through T(k/2), T(k). */
 /* The eager-limit scan's runs: T(1) and G estimate a round trip of K bytes. */
 typedef struct scan {
     runs rs;
@@ -245,6 +243,9 @@ static double scan_oneway(const scan *sc, long k, int dflt)
     return oneway(k, iters(&sc->rs, dflt, 2 * (sc->t1 + sc->g * (double)k)), sc->rs.reps);
 }
 
+/* The eager limit: where T jumps.  With T linear, T(2k) - T(k) = 2 (T(k) -
+ * T(k/2)); a jump J in (k, 2k] adds J to the left side.  Find the k with the
+ * largest excess, then bisect (k, 2k] against the line through T(k/2), T(k). */
 static long eager_limit(const scan *sc, double *jump_out)
 {
     double t[32];
@@ -285,6 +286,33 @@ static cpu_seen *cpu_of_ranks(int np)
         MPI_Abort(MPI_COMM_WORLD, 1);
     MPI_Gather(&mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return all;
+}
+
+/* Rank 0: the least share of the time any rank ran. */
+static double least_share(const cpu_seen *all, int np)
+{
+    double least = 1;
+    for (int r = 0; r < np; r++)
+        least = all[r].share < least ? all[r].share : least;
+    return least;
+}
+
+/* The CPU a calibration measures on.  A quota or steal time lasts, a burst
+ * of other work (the launcher still starting up) does not: when a rank
+ * looks throttled, every rank probes once more and keeps its better probe. */
+static cpu_seen *settled_cpu(int np)
+{
+    cpu_seen *cpu = cpu_of_ranks(np);
+    int again = me == 0 && least_share(cpu, np) < THROTTLED;
+    MPI_Bcast(&again, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!again)
+        return cpu;
+    cpu_seen *second = cpu_of_ranks(np);
+    for (int r = 0; me == 0 && r < np; r++)
+        if (second[r].share > cpu[r].share)
+            cpu[r] = second[r];
+    free(second);
+    return cpu;
 }
 
 /* --check-cpu: rank 0 prints a line for each rank. */
@@ -426,10 +454,10 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     buf = calloc(1, 5L << 20);
-    cpu_seen *cpu = cpu_of_ranks(np);
+    cpu_seen *cpu = settled_cpu(np);
     /* The least share any rank ran, or the one --cpu-share gave: both
      * ranks need it (the eager-limit scan's runs depend on it). */
-    double measured_share = me == 0 ? (cpu[0].share < cpu[1].share ? cpu[0].share : cpu[1].share) : 0;
+    double measured_share = me == 0 ? least_share(cpu, np) : 0;
     MPI_Bcast(&measured_share, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     double share = strcmp(share_arg, "auto") ? atof(share_arg) : measured_share;
     int throttled = share < THROTTLED;
