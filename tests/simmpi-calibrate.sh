@@ -59,6 +59,32 @@ for k, full in zip(("o_s", "o_r", "o_prime", "o_poll", "o_iprobe"), m.groups()):
 if not re.search(r'^cpu_share = 0\.500 +# given by --cpu-share; measured [01]\.[0-9]{3}$', text, re.M): sys.exit('cpu_share line')
 if not re.search(r'^# \(ping-pong, median of 9 runs of about 0\.2 ms', text, re.M): sys.exit('runs line')
 PY
+# Under a real CPU quota (bench/slow-cpu.sh: half a CPU per rank, where
+# cgroup v1's cpu controller is writable): the share is measured, the runs
+# are short enough to fit between the quota's pauses, and the eager-limit
+# scan finds shared memory's 4 KiB (long runs, each of which met pauses,
+# put it at 131071 bytes here).
+if [ "$(id -u)" = 0 ] && [ -w "${PHANTOM_SLOW_CGROOT:-/sys/fs/cgroup/cpu}" ]; then
+  mpirun_n 2 sh "$top_srcdir/bench/slow-cpu.sh" "$PHANTOM" calibrate -o "$WORK/quota.conf" > "$WORK/out" 2>&1 ||
+    { cat "$WORK/out"; fail "phantom calibrate under a CPU quota failed"; }
+  python3 - "$WORK/quota.conf" <<'PY' || fail "under a CPU quota: $(cat "$WORK/quota.conf")"
+import re, sys
+text = open(sys.argv[1]).read()
+kv = dict(re.findall(r'^(\w+) = ([^ \n]+)', text, re.M))
+share = float(kv['cpu_share'])
+if not 0.3 < share < 0.7: sys.exit(f'cpu_share {share}')
+# Open MPI's shared memory (vader) sends up to 4 KiB eagerly (4040 bytes of
+# payload here, throttled or not)
+if not 1024 <= int(kv['eager_limit']) <= 16384: sys.exit(f"eager limit {kv['eager_limit']}")
+if not re.search(r'^# \(ping-pong, median of 45 runs of about 0\.2 ms', text, re.M): sys.exit('runs line')
+m = re.search(r'over ([0-9.]+) \(o_s [0-9.]+, o_r [0-9.]+, o_prime [0-9.]+, o_poll ([0-9.]+),', text)
+if not m or float(m.group(1)) != share: sys.exit('no full-speed comment')
+want = float(m.group(2)) / share  # both printed rounded: 0.1 ns, and the share to 0.001
+if abs(float(kv['o_poll'].rstrip('ns')) - want) > 0.1 + 0.002 * want: sys.exit('o_poll not over the share')
+PY
+else
+  echo "simmpi-calibrate: no writable cgroup v1 cpu controller: the CPU-quota check is not run"
+fi
 for bad in 0 1.5 half; do
   mpirun_n 2 "$PHANTOM" calibrate --cpu-share $bad -o "$WORK/bad.conf" > "$WORK/out" 2>&1 && fail "--cpu-share $bad accepted"
   grep -q -- "--cpu-share $bad: expected auto or a share from 0.01 to 1" "$WORK/out" || fail "unclear --cpu-share $bad error: $(cat "$WORK/out")"
