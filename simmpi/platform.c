@@ -40,6 +40,9 @@ void simmpi_platform_scale_net(simmpi_platform *p, double f)
         ch[i]->o_prime = scale_t(ch[i]->o_prime, f);
         ch[i]->G_fs = scale_t(ch[i]->G_fs, f);
     }
+    /* a failed poll is the MPI library's own work, as o_s and o_r are */
+    p->o_poll = scale_t(p->o_poll, f);
+    p->o_iprobe = scale_t(p->o_iprobe, f);
 }
 
 /* ---- values --------------------------------------------------------------------------- */
