@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report-page.h"
+#include "simmpi.h" /* SIMMPI_THROTTLED_SHARE */
 #include "report-svg.h"
 
 const char *report_jstr(const json_t *o, const char *key)
@@ -321,12 +322,12 @@ static const char *price_text(const json_t *platform, char *buf, size_t cap)
 }
 
 /* The calibration cell: its date and how, and a warning when the node's CPU
- * was paused for part of the time (cpu_share below 0.95). */
+ * was paused for part of the time (cpu_share below SIMMPI_THROTTLED_SHARE). */
 static const char *calibration_text(const json_t *platform, char *buf, size_t cap)
 {
     const char *when = report_jstr(platform, "calibrated");
     double share = num(platform, "cpu_share");
-    if (share <= 0 || share >= 0.95)
+    if (share <= 0 || share >= SIMMPI_THROTTLED_SHARE)
         return when ? when : "not stated";
     snprintf(buf, cap, "%s; WARNING: its CPU ran %.0f%% of the time while calibrated (a quota or a busy node): "
              "communication will take longer than predicted", when ? when : "not stated", 100 * share);

@@ -46,8 +46,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "simmpi.h" /* SIMMPI_THROTTLED_SHARE */
+
 #define MAX_REPS 64     /* runs kept per measurement (cmd-calibrate's --reps) */
-#define THROTTLED 0.95  /* below this share of the time, a rank's CPU is throttled */
 
 /* This program is one thread per rank: plain globals. */
 static int me;
@@ -303,7 +304,7 @@ static double least_share(const cpu_seen *all, int np)
 static cpu_seen *settled_cpu(int np)
 {
     cpu_seen *cpu = cpu_of_ranks(np);
-    int again = me == 0 && least_share(cpu, np) < THROTTLED;
+    int again = me == 0 && least_share(cpu, np) < SIMMPI_THROTTLED_SHARE;
     MPI_Bcast(&again, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (!again)
         return cpu;
@@ -322,7 +323,7 @@ static int check_cpu(int np)
     for (int r = 0; me == 0 && r < np; r++)
         printf("rank %d: ran %.1f%% of the time, paused %.0f times a second for %.3f ms on average%s\n", r,
                100 * all[r].share, all[r].per_sec, all[r].pause_ms,
-               all[r].share < THROTTLED ? " (throttled or shared)" : "");
+               all[r].share < SIMMPI_THROTTLED_SHARE ? " (throttled or shared)" : "");
     free(all);
     MPI_Finalize();
     return 0;
@@ -376,7 +377,7 @@ static measured measure(int reps, int throttled)
 static void warn_throttled(FILE *out, const cpu_seen *cpu)
 {
     for (int r = 0; r < 2; r++) {
-        if (cpu[r].share >= THROTTLED)
+        if (cpu[r].share >= SIMMPI_THROTTLED_SHARE)
             continue;
         fprintf(out, "# WARNING: rank %d ran %.0f%% of the time, paused %.0f times a second for %.2f ms on "
                      "average\n# (a CPU quota, steal time or another busy process): a paused rank delays every "
@@ -420,8 +421,8 @@ static void write_platform(FILE *out, const char *name, const measured *m, const
     if (share != measured_share)
         fprintf(out, "cpu_share = %.3f      # given by --cpu-share; measured %.3f\n", share, measured_share);
     else
-        fprintf(out, "cpu_share = %.3f      # the least share of the time a rank had its CPU (below 0.95: throttled)\n",
-                share);
+        fprintf(out, "cpu_share = %.3f      # the least share of the time a rank had its CPU (below %.2f: throttled)\n",
+                share, SIMMPI_THROTTLED_SHARE);
     fprintf(out, "o_s = %.1fns\no_r = %.1fns\nL = %.1fns\no_prime = %.1fns\n", m->os * cpu_scale,
             m->orr * cpu_scale, m->l, m->oprime * cpu_scale);
     fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", m->g, m->g > 0 ? 1.0 / m->g : 0.0);
@@ -460,7 +461,7 @@ int main(int argc, char **argv)
     double measured_share = me == 0 ? least_share(cpu, np) : 0;
     MPI_Bcast(&measured_share, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     double share = strcmp(share_arg, "auto") ? atof(share_arg) : measured_share;
-    int throttled = share < THROTTLED;
+    int throttled = share < SIMMPI_THROTTLED_SHARE;
     measured m = measure(reps, throttled);
     if (me == 0) {
         write_platform(out, name, &m, cpu, share, measured_share, throttled ? 1 / share : 1);

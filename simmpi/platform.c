@@ -235,11 +235,13 @@ static int set_key(const pline *l, simmpi_platform *p, const char *k, const char
     if (!strcmp(k, "cores_per_node"))
         return parse_uint(l, k, v, &p->cores_per_node);
     if (!strcmp(k, "cpu_share")) {
-        const char *u;
-        double x;
-        if (number(v, &x, &u) < 0 || (*u && strcmp(u, "%")) || (*u ? x / 100 : x) <= 0 || (*u ? x / 100 : x) > 1)
+        const char *u = "";
+        double x = 0;
+        int ok = number(v, &x, &u) == 0 && (!*u || !strcmp(u, "%"));
+        double share = *u ? x / 100 : x;
+        if (!ok || share <= 0 || share > 1)
             return bad(l, "cpu_share: '%s' is not a share of the time (0.5, 50%%)%s", v, "");
-        p->cpu_share = *u ? x / 100 : x;
+        p->cpu_share = share;
         return 0;
     }
     if (!strcmp(k, "price_per_node_hour")) {

@@ -48,6 +48,10 @@ typedef enum simmpi_coll {
 int simmpi_coll_of(uint16_t op);
 
 #define SIMMPI_NAME_MAX 64
+/* A CPU that runs less than this share of the time is throttled (a quota)
+ * or shared: `phantom calibrate` and the report say so. */
+#define SIMMPI_THROTTLED_SHARE 0.95
+
 typedef struct simmpi_platform {
     char name[SIMMPI_NAME_MAX];
     char network_model[SIMMPI_NAME_MAX]; /* "loggp" (the only model so far) */
@@ -59,8 +63,9 @@ typedef struct simmpi_platform {
     double price_per_node_hour;
     char calibrated[128]; /* when and how the numbers were measured; "" if unsaid */
     /* The least share of the time a rank had its CPU while it was calibrated
-     * (0: not measured).  Not simulated: below 0.95 the node was throttled
-     * or shared, and its communication is slower than the file says. */
+     * (0: not measured).  Not simulated: below SIMMPI_THROTTLED_SHARE the
+     * node was throttled or shared, and its communication is slower than
+     * the file says. */
     double cpu_share;
     /* Forced algorithm per collective (Open MPI's numbering); 0 = decision rule. */
     uint8_t coll_alg[SIMMPI_NCOLL];
