@@ -987,13 +987,13 @@ static int check_same_job(study *s, json_t *old, json_t **runs)
     if (same_calls(s->trace_meta, s->log_meta, &a, &b))
         return CLI_OK;
     if (a == b)
-        fprintf(stderr, "phantom run: the job's two runs made %lld MPI calls each, but not the same on every "
-                "rank: its calls change from run to run; recording it once, with the whole message log "
-                "(--one-recording)\n", (long long)a);
+        fprintf(stderr, "phantom run: the job's two runs made %lld MPI calls each, but not the same on every rank: ",
+                (long long)a);
     else
-        fprintf(stderr, "phantom run: the job's second run made %lld MPI calls, its first %lld: its calls "
-                "change from run to run; recording it once, with the whole message log (--one-recording)\n",
-                (long long)b, (long long)a);
+        fprintf(stderr, "phantom run: the job's second run made %lld MPI calls, its first %lld: ", (long long)b,
+                (long long)a);
+    fputs("its calls change from run to run; recording it once, with the whole message log (--one-recording)\n",
+          stderr);
     if (nftw(s->log, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0) /* its log is of no use now */
         cli_warn("run", "%s: cannot remove: %s", s->log, strerror(errno));
     int rc = use_single(s);
