@@ -26,8 +26,11 @@
 #
 # PHANTOM_SLOW_SCOPE=job instead puts all of a node's ranks into one cgroup,
 # phantom-slow/job, with QUOTA of a CPU for each of them: they are paused
-# together rather than each on its own clock (tried in doc/accuracy.md, run
-# G: no better, as a spinning rank then spends its partner's quota).
+# together rather than each on its own clock.  At the default period it
+# fared no better (doc/accuracy.md, run G: the two CPUs took turns); with
+# PHANTOM_SLOW_PERIOD_US=100000 both run and stop together in 50 ms
+# stretches (runs J, O and P: 4.4% to 12.2% mean error, against 9.0% to 9.8%
+# per rank).
 #
 # Needs root and cgroup v1's cpu controller at /sys/fs/cgroup/cpu (or
 # $PHANTOM_SLOW_CGROOT).  Environment, LD_PRELOAD included, passes through
