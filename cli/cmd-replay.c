@@ -67,6 +67,12 @@ static const char usage[] =
     "  --launcher CMD         launcher and its options, split at blanks\n"
     "                         (default: $PHANTOM_LAUNCHER, else mpirun)\n"
     "  --timeout SECS         stop a replay run that takes longer (default: none)\n"
+    "  --units auto|wall|cpu  how a computation unit is timed: wall-clock time, or\n"
+    "                         the rank's CPU time over the share of the CPU it had\n"
+    "                         (measured at start); auto: CPU time when the node has\n"
+    "                         a CPU quota (cgroup), where a short gap's wall time\n"
+    "                         misses the pauses the quota puts in the calls after it\n"
+    "                         (default: auto)\n"
     "  --force                start NAME afresh (else this replay is added to it,\n"
     "                         and must not replay a rank it already has)\n"
     "  -h, --help             show this help\n"
@@ -76,7 +82,7 @@ static const char usage[] =
     "  PHANTOM_PRELOAD_EXTRA   libraries to preload before it (e.g. the ASan runtime)\n";
 
 typedef struct ropts {
-    const char *trace, *ranks, *name, *plan, *launcher;
+    const char *trace, *ranks, *name, *plan, *launcher, *units;
     int isolated, force;
     uint32_t repeat, iterations, timeout;
     int have_iterations;
@@ -106,7 +112,8 @@ static int parse(int argc, char **argv, ropts *o)
         {"name", required_argument, NULL, 'n'}, {"repeat", required_argument, NULL, 'R'},
         {"plan", required_argument, NULL, 'P'}, {"iterations", required_argument, NULL, 'i'},
         {"launcher", required_argument, NULL, 'L'}, {"timeout", required_argument, NULL, 'T'},
-        {"force", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+        {"force", no_argument, NULL, 'f'}, {"units", required_argument, NULL, 'U'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     /* With "--", options may come anywhere before it (TRACE --ranks 8-11 --
      * PROGRAM); without, they end at TRACE ('+'), and PROGRAM's own options
      * are never taken for ours. */
@@ -123,6 +130,11 @@ static int parse(int argc, char **argv, ropts *o)
         case 'P': o->plan = optarg; break;
         case 'L': o->launcher = optarg; break;
         case 'f': o->force = 1; break;
+        case 'U':
+            if (strcmp(optarg, "auto") && strcmp(optarg, "wall") && strcmp(optarg, "cpu"))
+                return cli_usage_error("replay", "--units: '%s' is not auto, wall or cpu", optarg);
+            o->units = optarg;
+            break;
         case 'R': case 'i': case 'T': {
             uint32_t *dst = c == 'R' ? &o->repeat : c == 'i' ? &o->iterations : &o->timeout;
             if (cli_parse_u32(optarg, c == 'i' ? 0 : 1, 1u << 30, dst) < 0)
@@ -427,6 +439,7 @@ static int replay_env(job *j, uint32_t run, argv_buf *env)
     const char *kv[][2] = {{"PHANTOM_REPLAY_TRACE", j->trace_abs}, {"PHANTOM_REPLAY_RANKS", j->o->ranks},
                            {"PHANTOM_REPLAY_MODE", j->o->isolated ? "isolated" : "subgroup"},
                            {"PHANTOM_REPLAY_OUT", j->run_dirs[run]},
+                           {"PHANTOM_REPLAY_UNITS", j->o->units ? j->o->units : "auto"},
                            {"PHANTOM_REPLAY_STOP", j->stops ? stops : NULL}};
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
         if (!kv[i][1])
@@ -581,9 +594,10 @@ static json_t *rank_json(const job *j, uint32_t p, const rep_rank_result *r)
     for (uint32_t i = 0; i < nruns; i++)
         json_array_append_new(runs, json_pack("{s:I, s:I}", "computation_ns", (json_int_t)r->run_comp_ns[i],
                                               "wall_ns", (json_int_t)r->run_wall_ns[i]));
-    return json_pack("{s:I, s:I, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "rank", (json_int_t)r->rank,
+    return json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "rank", (json_int_t)r->rank,
                      "events", (json_int_t)r->events, "recorded_events", (json_int_t)r->recorded_events,
-                     "end", end_name(r->end), "computation_ns", (json_int_t)r->comp_ns,
+                     "end", end_name(r->end), "units", r->cpu_share > 0 ? "cpu" : "wall", "cpu_share",
+                     r->cpu_share > 0 ? json_real(r->cpu_share) : json_null(), "computation_ns", (json_int_t)r->comp_ns,
                      "computation_min_ns", (json_int_t)r->comp_min_ns,
                      "recorded_computation_ns", (json_int_t)r->recorded_comp_ns,
                      "wall_ns", (json_int_t)r->wall_ns, "recorded_wall_ns", (json_int_t)r->recorded_wall_ns,
@@ -679,6 +693,16 @@ static void summary(const job *j, const rep_rank_result *res)
     if (j->iter_replayed >= 0)
         fprintf(stderr, "  partial replay: %lld of %lld iterations\n", (long long)j->iter_replayed,
                 (long long)j->iter_total);
+    int cpu = 0;
+    for (uint32_t p = 0; p < j->nprocs; p++)
+        if (res[p].cpu_share > 0)
+            fprintf(stderr, "%s rank %u %.1f%%",
+                    cpu++ ? "," : j->o->units && strcmp(j->o->units, "cpu") == 0
+                                      ? "  units: CPU time over each rank's share of the CPU (--units cpu):"
+                                      : "  units: CPU time over each rank's share of the CPU (a CPU quota):",
+                    res[p].rank, 100 * res[p].cpu_share);
+    if (cpu)
+        fputc('\n', stderr);
 }
 
 static void job_free(job *j)

@@ -133,6 +133,8 @@ typedef struct rep_state {
     /* timing (rep_out.c): clock units, TSC or ns */
     uint64_t t_exit_prev;
     int tsc;
+    int cpu_units;      /* gaps also in this thread's CPU time: the node's CPU is throttled */
+    uint64_t cpu_entry; /* that CPU time (ns) at the current call's entry */
     FILE *times;
     char times_path[4200];
 } rep_state;
@@ -160,8 +162,22 @@ static inline uint64_t rep_now(void)
 {
     return ph_clock_ticks(rep.tsc);
 }
+/* This thread's CPU time in ns.  A system call (about 0.4 us here), so it is
+ * read only on a throttled node (rep.cpu_units), inside the calls. */
+static inline uint64_t rep_cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+/* In MPI_Init, before the first unit: whether the gaps are also timed in CPU
+ * time ($PHANTOM_REPLAY_UNITS, the cgroup's CPU quota), and the share of the
+ * CPU the node's processes have, measured with all of them spinning. */
+void rep_out_units(void);
 int rep_out_open(ph_err *err);
-void rep_out_event(uint64_t t_entry, uint64_t t_exit);
+/* One call: its entry and exit clock, and the CPU time at its exit (0 unless
+ * cpu_units). */
+void rep_out_event(uint64_t t_entry, uint64_t t_exit, uint64_t cpu_exit);
 /* how: 1 MPI_Finalize, 2 stopped at the partial-replay boundary, 3 end of an
  * incomplete recording */
 void rep_out_close(int how);
@@ -173,6 +189,8 @@ static inline __attribute__((always_inline)) int ph_enter(ph_call *c, int op, in
     if (!rep.active && op != PH_OP_INIT && op != PH_OP_INIT_THREAD)
         return 0;
     c->t_entry = rep_now(); /* first: everything after it is the call's, not the computation's */
+    if (rep.cpu_units)
+        rep.cpu_entry = rep_cpu_now();
     c->op = (uint16_t)op;
     c->fortran = (uint8_t)fortran;
     c->site_pc[0] = __builtin_return_address(0);

@@ -1,13 +1,14 @@
 /* rep_result.c - from the times files of replay runs to computation vectors
  * written beside the trace (rep_result.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rep_result.h"
 
-#define TIMES_MAGIC "PHTMRTM1"
-#define HEADER 64
+#define TIMES_MAGIC "PHTMRTM2"
+#define HEADER 80
 
 static uint64_t get64(const uint8_t *p)
 {
@@ -40,6 +41,8 @@ int rep_times_open(const char *path, rep_times *t, ph_err *err)
     t->events = get64(h + 48);
     t->end = h[56];
     t->isolated = h[60];
+    t->cpu_share = (double)get64(h + 64) / 1e6;
+    /* h + 72: the CPU clock readings' cost the replay took off each gap (for a reader's eyes) */
     if (t->c1 <= t->c0 || t->t1 < t->t0) {
         ph_err_set(err, "%s: the replay of rank %u did not finish (its clock was never closed)",
                    path, t->rank);
@@ -56,9 +59,9 @@ static uint64_t to_ns(const rep_times *t, uint64_t c)
     return (uint64_t)((__int128)t->t0 + d * (__int128)(t->t1 - t->t0) / (__int128)(t->c1 - t->c0));
 }
 
-int rep_times_next(rep_times *t, uint64_t *entry, uint64_t *exit_, ph_err *err)
+int rep_times_next(rep_times *t, uint64_t *entry, uint64_t *exit_, uint64_t *gap_cpu, ph_err *err)
 {
-    uint64_t v[2];
+    uint64_t v[3];
     size_t n = fread(v, sizeof v, 1, t->f);
     if (n != 1) {
         if (ferror(t->f))
@@ -69,6 +72,7 @@ int rep_times_next(rep_times *t, uint64_t *entry, uint64_t *exit_, ph_err *err)
     }
     *entry = to_ns(t, v[0]);
     *exit_ = to_ns(t, v[1]);
+    *gap_cpu = v[2];
     return 1;
 }
 
@@ -132,10 +136,17 @@ static int put_event(combine *cb, ph_event *ev, uint64_t j, ph_rank_writer *med,
                      ph_rank_writer *min, rep_rank_result *res, ph_err *err)
 {
     for (int r = 0; r < cb->n; r++) {
-        uint64_t in, out;
-        if (rep_times_next(&cb->runs[r], &in, &out, err) < 0)
+        uint64_t in, out, cpu;
+        const rep_times *rt = &cb->runs[r];
+        if (rep_times_next(&cb->runs[r], &in, &out, &cpu, err) < 0)
             return -1;
-        cb->gaps[r] = j ? in - cb->prev_exit[r] : 0;
+        uint64_t wall = j ? in - cb->prev_exit[r] : 0;
+        /* On a throttled node, the gap's CPU time on a CPU that runs share of
+         * the time.  It cannot exceed the wall time: a short gap's CPU time is
+         * its wall time, which the CPU clock's own readings (0.4 us, their
+         * median taken off) would blur. */
+        cb->gaps[r] = rt->cpu_share > 0 ? (uint64_t)llround((double)(cpu < wall ? cpu : wall) / rt->cpu_share)
+                                        : wall;
         cb->durs[r] = out - in;
         cb->prev_exit[r] = out;
         res->run_comp_ns[r] += cb->gaps[r];
@@ -183,6 +194,26 @@ static int open_runs(combine *cb, uint32_t rank, char *const *dirs, int n, ph_er
         }
     }
     return 0;
+}
+
+/* The median of the CPU shares of the runs that timed CPU time; 0 when none
+ * did (wall-clock gaps). */
+static double run_shares(const combine *cb)
+{
+    double *v = malloc((size_t)cb->n * sizeof *v), m = 0;
+    int n = 0;
+    for (int r = 0; v && r < cb->n; r++)
+        if (cb->runs[r].cpu_share > 0)
+            v[n++] = cb->runs[r].cpu_share;
+    for (int i = 1; i < n; i++) /* a handful of runs: insertion sort */
+        for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
+            double x = v[k];
+            v[k] = v[k - 1], v[k - 1] = x;
+        }
+    if (n)
+        m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    free(v);
+    return m;
 }
 
 static void close_runs(combine *cb)
@@ -252,6 +283,7 @@ int rep_result_rank(ph_trace *t, uint32_t rank, char *const *run_dirs, int nruns
     if (rc == 0) {
         res->events = cb.runs[0].events;
         res->end = cb.runs[0].end;
+        res->cpu_share = run_shares(&cb);
         wm = ph_writer_rank(med, rank, 0, err);
         wn = min && wm ? ph_writer_rank(min, rank, 0, err) : NULL;
         rc = !wm || (min && !wn) ? -1 : copy_events(t, &cb, wm, wn, res, err);

@@ -24,12 +24,14 @@ typedef struct rep_times {
     uint64_t events; /* entries in the file */
     int end;         /* enum rep_end */
     int isolated;
+    double cpu_share; /* of the time the process had its CPU; 0: wall-clock gaps */
     uint64_t c0, t0, c1, t1; /* calibration: clock c0 was CLOCK_MONOTONIC t0, c1 was t1 */
 } rep_times;
 
 int rep_times_open(const char *path, rep_times *t, ph_err *err);
-/* The next call's entry and exit in CLOCK_MONOTONIC ns; 0 at the end. */
-int rep_times_next(rep_times *t, uint64_t *entry, uint64_t *exit_, ph_err *err);
+/* The next call's entry and exit in CLOCK_MONOTONIC ns, and the CPU time of
+ * the gap before it (0 unless cpu_share > 0). */
+int rep_times_next(rep_times *t, uint64_t *entry, uint64_t *exit_, uint64_t *gap_cpu, ph_err *err);
 void rep_times_close(rep_times *t);
 
 /* What one replayed rank measured, for the summary and meta.json. */
@@ -40,6 +42,7 @@ typedef struct rep_rank_result {
     uint64_t comp_ns, comp_min_ns, recorded_comp_ns; /* sums of the gaps (units 1..events-1) */
     uint64_t wall_ns, recorded_wall_ns;              /* MPI_Init entry to the last exit */
     uint64_t *run_comp_ns, *run_wall_ns;             /* per run */
+    double cpu_share; /* gaps in CPU time over this share of the CPU (median of the runs); 0: wall clock */
 } rep_rank_result;
 
 /* A trace directory for results, with the recorded trace's communicator and
