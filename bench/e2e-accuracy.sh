@@ -5,9 +5,11 @@
 #
 # Issue 6's accuracy table.  The HOST is this machine's shared memory at full
 # CPU speed; the TARGET is the same machine with TCP over loopback
-# (--mca btl tcp,self) and every rank in its own cgroup with a CPU quota
-# (bench/slow-cpu.sh, $PHANTOM_SLOW_QUOTA of one CPU, default 0.5, in a 4 ms
-# period): a slower node with a slower network.  For three applications at 2
+# (--mca btl tcp,self) and the job's ranks in one cgroup with a CPU quota
+# (bench/slow-cpu.sh: $PHANTOM_SLOW_QUOTA of a CPU per rank, default 0.5, per
+# 100 ms period, as a container's CPU limit; PHANTOM_SLOW_SCOPE=rank gives
+# each rank its own cgroup and a 4 ms period instead): a slower node with a
+# slower network.  For three applications at 2
 # ranks, our example tests/progs/stencil.c (mpicc -O2, `stencil 8192 60`:
 # iterations of about 100 ms, long against a throttling pause of a few ms),
 # LAMMPS (Debian lmp, the melt example in a box of $LMP_BOX (default 40:
