@@ -238,7 +238,7 @@ static void check(const ph_call *c, const ph_op_info *info, const rep_comm *k)
 static void __attribute__((noreturn)) stop_here(const ph_call *c, int how)
 {
     if (how == 2)
-        rep_out_event(c->t_entry, c->t_entry, 0); /* the unit before this call is the last one */
+        rep_out_event(c->t_entry, c->t_entry); /* the unit before this call is the last one */
     rep_out_close(how);
     rep.active = 0;
     fflush(NULL);
@@ -441,9 +441,9 @@ static void post(ph_call *c)
      * records: reading up to them (and past what a subgroup received for
      * real) is the replayer's work, inside this call, not computation. */
     rep_log_prefetch(rep.k + 1);
-    uint64_t cpu_exit = rep.cpu_units ? rep_cpu_now() : 0; /* before the clock: the reading is the call's */
+    rep_out_exit_cpu(c->site_pc[0]); /* before the clock: the reading is the call's */
     uint64_t t_exit = rep_now();
-    rep_out_event(c->t_entry, t_exit, cpu_exit);
+    rep_out_event(c->t_entry, t_exit);
     rep.k++;
     if (info->kind == PH_K_FINALIZE) {
         ph_err err;

@@ -133,8 +133,9 @@ typedef struct rep_state {
     /* timing (rep_out.c): clock units, TSC or ns */
     uint64_t t_exit_prev;
     int tsc;
-    int cpu_units;      /* gaps also in this thread's CPU time: the node's CPU is throttled */
-    uint64_t cpu_entry; /* that CPU time (ns) at the current call's entry */
+    int cpu_units;      /* the node's CPU is throttled: long gaps also in this thread's CPU time */
+    int cpu_read;       /* the gap before the next call is one of them */
+    uint64_t cpu_entry; /* its CPU time (ns) at that call's entry */
     FILE *times;
     char times_path[4200];
 } rep_state;
@@ -163,7 +164,8 @@ static inline uint64_t rep_now(void)
     return ph_clock_ticks(rep.tsc);
 }
 /* This thread's CPU time in ns.  A system call (about 0.4 us here), so it is
- * read only on a throttled node (rep.cpu_units), inside the calls. */
+ * read only on a throttled node around long gaps (rep.cpu_read), inside the
+ * calls. */
 static inline uint64_t rep_cpu_now(void)
 {
     struct timespec ts;
@@ -175,9 +177,12 @@ static inline uint64_t rep_cpu_now(void)
  * CPU the node's processes have, measured with all of them spinning. */
 void rep_out_units(void);
 int rep_out_open(ph_err *err);
-/* One call: its entry and exit clock, and the CPU time at its exit (0 unless
- * cpu_units). */
-void rep_out_event(uint64_t t_entry, uint64_t t_exit, uint64_t cpu_exit);
+/* At a call's exit, before its clock is read: whether the gap after it is
+ * timed in CPU time too (the gaps after this call site are long), and if so
+ * the CPU clock. */
+void rep_out_exit_cpu(const void *site);
+/* One call: its entry and exit clock. */
+void rep_out_event(uint64_t t_entry, uint64_t t_exit);
 /* how: 1 MPI_Finalize, 2 stopped at the partial-replay boundary, 3 end of an
  * incomplete recording */
 void rep_out_close(int how);
@@ -189,7 +194,7 @@ static inline __attribute__((always_inline)) int ph_enter(ph_call *c, int op, in
     if (!rep.active && op != PH_OP_INIT && op != PH_OP_INIT_THREAD)
         return 0;
     c->t_entry = rep_now(); /* first: everything after it is the call's, not the computation's */
-    if (rep.cpu_units)
+    if (rep.cpu_read)
         rep.cpu_entry = rep_cpu_now();
     c->op = (uint16_t)op;
     c->fortran = (uint8_t)fortran;

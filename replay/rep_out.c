@@ -13,11 +13,16 @@
  * pause falls in the MPI call after it: 3.5 ms gaps of computation took 1.0
  * to 1.3 times their CPU time under half a CPU, not twice, and the calls
  * absorbed the rest (doc/replay.md, "Throttled nodes").  A wall-clock gap
- * then depends on where the pauses fell.  There, each gap is also timed in
- * this thread's CPU time, and `phantom replay` writes it over the share of
- * the CPU the processes had: the gap on a uniformly slower CPU.
+ * then depends on where the pauses fell.  There, `phantom replay` writes
+ * each gap's CPU time over the share of the CPU the processes had: the gap
+ * on a uniformly slower CPU.  A long gap is timed with the thread's CPU
+ * clock.  A short one is its wall time: the clock's system calls would slow
+ * it by more than they tell (HPCC's 100 ns gaps ran 30% slower between
+ * them), and a pause rarely falls in it; one that did is seen by its length
+ * and taken at its call site's typical time.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,11 +31,30 @@
 #define TIMES_MAGIC "PHTMRTM2"
 #define HEADER 80
 #define PROBE_NS 1000000000u /* ten periods of the kernel's (and Docker's) default 100 ms */
+#define LONG_GAP_NS 50000     /* from here on a gap is timed with the CPU clock */
+#define PAUSE_NS 1000000      /* a short gap this long (and 100 times its site's) met a pause */
+#define GAP_WALL UINT64_MAX   /* in the times file: this gap's CPU time is its wall time */
+#define SITES 1024            /* call sites whose gaps are followed */
 
 static uint64_t c0, t0, nevents;
-static uint64_t cpu_exit_prev; /* CPU time at the last call's exit */
-static uint64_t cpu_cost;      /* of the two CPU clock readings around a gap, in it */
-static double cpu_share;       /* of the time the processes had their CPU; 0: wall units */
+
+/* This process is one thread of replay: plain statics. */
+typedef struct site_gap {
+    const void *pc;   /* a call site */
+    uint64_t typical; /* the gaps after it, clock units (a running mean, weight 1/8) */
+} site_gap;
+static site_gap sites[SITES];
+typedef struct open_gap {
+    site_gap *site; /* after which call site (NULL: not followed) */
+    int cpu;        /* timed with the CPU clock, which read cpu0 at its start */
+    uint64_t cpu0, t0;
+} open_gap;
+static open_gap cur, next; /* the gap before the current call, the one after it */
+static uint64_t rec_exit;  /* the recording's exit time of the last call (ns) */
+static uint64_t cpu_cost;  /* of the two CPU clock readings around a gap, in it */
+static double cpu_share;   /* of the time the processes had their CPU; 0: wall units */
+static double ns_per_tick; /* of rep_now()'s clock */
+static uint64_t long_ticks, pause_ticks;
 
 /* Before main: MPI_Init's entry is already timed with the chosen clock. */
 static void __attribute__((constructor)) clock_init(void)
@@ -141,15 +165,60 @@ static uint64_t reading_cost(void)
 
 /* The share of the time this thread has its CPU while every process of the
  * replay spins, as the application's ranks share the node's quota: CPU
- * time over wall time. */
+ * time over wall time.  And the rate of the replay's clock. */
 static double share_probe(void)
 {
     PMPI_Barrier(MPI_COMM_WORLD);
-    uint64_t w0 = ph_clock_mono_ns(), c = rep_cpu_now(), w;
+    uint64_t k0 = rep_now(), w0 = ph_clock_mono_ns(), c = rep_cpu_now(), w;
     while ((w = ph_clock_mono_ns()) - w0 < PROBE_NS)
         ;
     double share = (double)(rep_cpu_now() - c) / (double)(w - w0);
+    ns_per_tick = (double)(w - w0) / (double)(rep_now() - k0);
     return share > 1 ? 1 : share;
+}
+
+static site_gap *site_of(const void *pc)
+{
+    size_t h = (size_t)(((uintptr_t)pc * 0x9E3779B97F4A7C15ull) >> 54); /* 10 bits */
+    for (size_t i = 0; i < SITES; i++) {
+        site_gap *s = &sites[(h + i) & (SITES - 1)];
+        if (s->pc == pc || !s->pc) {
+            s->pc = pc;
+            return s;
+        }
+    }
+    return NULL; /* a program of more than SITES call sites: the rest are timed as long */
+}
+
+void rep_out_exit_cpu(const void *pc)
+{
+    if (!rep.cpu_units)
+        return;
+    next.site = site_of(pc);
+    next.cpu = !next.site || !next.site->typical || next.site->typical >= long_ticks;
+    rep.cpu_read = next.cpu;
+    next.cpu0 = next.cpu ? rep_cpu_now() : 0;
+}
+
+/* The CPU time of the gap that ends at t_entry (ns), or GAP_WALL. */
+static uint64_t close_gap(uint64_t t_entry)
+{
+    uint64_t wall = t_entry - cur.t0, gap = GAP_WALL;
+    site_gap *s = cur.site;
+    if (cur.cpu) {
+        uint64_t d = rep.cpu_entry - cur.cpu0;
+        gap = d > cpu_cost ? d - cpu_cost : 0;
+    } else if (s && wall > pause_ticks) {
+        /* far longer than its site's gaps and than the recorded one: it met a pause */
+        uint64_t rec = rep.ev.t_entry > rec_exit ? rep.ev.t_entry - rec_exit : 0, usual = s->typical;
+        if ((double)rec / ns_per_tick > (double)usual)
+            usual = (uint64_t)((double)rec / ns_per_tick);
+        if (wall / 100 > usual)
+            return (uint64_t)((double)s->typical * ns_per_tick);
+    }
+    if (s) /* the first gap sets it; a short gap never reaches zero */
+        s->typical = !s->typical ? wall + 1 : s->typical - s->typical / 8 + wall / 8 + 1;
+    return gap;
 }
 
 void rep_out_units(void)
@@ -169,17 +238,20 @@ void rep_out_units(void)
     if (cpu_share < 0.01)
         rep_die("this process had its CPU %.2f%% of the time: too little to time the replay",
                 cpu_share * 100);
+    long_ticks = (uint64_t)(LONG_GAP_NS / ns_per_tick);
+    pause_ticks = (uint64_t)(PAUSE_NS / ns_per_tick);
     rep.cpu_units = 1;
 }
 
-void rep_out_event(uint64_t t_entry, uint64_t t_exit, uint64_t cpu_exit)
+void rep_out_event(uint64_t t_entry, uint64_t t_exit)
 {
     uint64_t gap = 0;
-    if (rep.cpu_units && nevents) {
-        uint64_t d = rep.cpu_entry - cpu_exit_prev;
-        gap = d > cpu_cost ? d - cpu_cost : 0;
+    if (rep.cpu_units) {
+        gap = nevents ? close_gap(t_entry) : 0;
+        cur = next;
+        cur.t0 = t_exit;
+        rec_exit = rep.ev.t_exit;
     }
-    cpu_exit_prev = cpu_exit;
     uint64_t v[3] = {t_entry, t_exit, gap}; /* x86-64 and aarch64 are little-endian */
     if (rep.times)
         fwrite(v, sizeof v, 1, rep.times);

@@ -142,9 +142,9 @@ static int put_event(combine *cb, ph_event *ev, uint64_t j, ph_rank_writer *med,
             return -1;
         uint64_t wall = j ? in - cb->prev_exit[r] : 0;
         /* On a throttled node, the gap's CPU time on a CPU that runs share of
-         * the time.  It cannot exceed the wall time: a short gap's CPU time is
-         * its wall time, which the CPU clock's own readings (0.4 us, their
-         * median taken off) would blur. */
+         * the time: a short gap's wall time (cpu = all ones), else what the
+         * CPU clock said, which cannot exceed the wall time (its readings'
+         * cost, a median, is taken off). */
         cb->gaps[r] = rt->cpu_share > 0 ? (uint64_t)llround((double)(cpu < wall ? cpu : wall) / rt->cpu_share)
                                         : wall;
         cb->durs[r] = out - in;
