@@ -26,7 +26,7 @@ static const char usage[] =
     "measures the node's shared memory.  Add cores_per_node and\n"
     "price_per_node_hour to the file by hand.\n"
     "\n"
-    "Each rank first spins on the clock for half a second and notes when it was\n"
+    "Each rank first spins on the clock for a second and notes when it was\n"
     "off the CPU: a CPU quota (a container's CPU limit), steal time or another\n"
     "busy process pauses a rank for milliseconds, which delays every exchange\n"
     "with it and which no LogGP parameter holds.  The file's cpu_share is the\n"
