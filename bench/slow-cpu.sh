@@ -14,7 +14,7 @@
 # (`docker run --cpus`, a Kubernetes limit: one cgroup, the kernel's default
 # 100 ms period), and so what a cloud user whose job runs in one meets.  The
 # ranks then run and stop together, in stretches of about 50 ms at quota
-# 0.5 (doc/accuracy.md, runs J, O to R).
+# 0.5 (doc/accuracy.md, runs J, O to V).
 #
 # PHANTOM_SLOW_SCOPE=rank instead gives each rank its own cgroup
 # (phantom-slow/rank-R, R = $OMPI_COMM_WORLD_RANK) with a short period, so
