@@ -11,7 +11,7 @@
  * cfs_quota_us) the kernel notices a spent quota at its tick or at the next
  * system call, so a gap shorter than a tick mostly runs unpaused and the
  * pause falls in the MPI call after it: 3.5 ms gaps of computation took 1.0
- * to 1.3 times their CPU time under half a CPU, not twice, and the calls
+ * to 1.5 times their CPU time under half a CPU, not twice, and the calls
  * absorbed the rest (doc/replay.md, "Throttled nodes").  A wall-clock gap
  * then depends on where the pauses fell.  There, `phantom replay` writes
  * each gap's CPU time over the share of the CPU the processes had: the gap
