@@ -43,6 +43,11 @@ int rep_times_open(const char *path, rep_times *t, ph_err *err)
     t->isolated = h[60];
     t->cpu_share = (double)get64(h + 64) / 1e6;
     /* h + 72: the CPU clock readings' cost the replay took off each gap (for a reader's eyes) */
+    if (t->cpu_share > 1) {
+        ph_err_set(err, "%s: corrupt header (a CPU share of %.2f)", path, t->cpu_share);
+        rep_times_close(t);
+        return -1;
+    }
     if (t->c1 <= t->c0 || t->t1 < t->t0) {
         ph_err_set(err, "%s: the replay of rank %u did not finish (its clock was never closed)",
                    path, t->rank);
