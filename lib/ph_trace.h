@@ -264,6 +264,8 @@ void ph_writer_abort(ph_writer *w);
 const char *ph_rank_special_name(int32_t rank); /* "ANY_SOURCE", ... or NULL */
 /* Ranks list "0-3,8-11" -> bitmap of n; returns -1 with err on bad syntax. */
 int ph_parse_ranks(const char *spec, uint32_t n, uint8_t *bitmap, ph_err *err);
+/* qsort's comparison of two uint64_t. */
+int ph_cmp_u64(const void *a, const void *b);
 
 #ifdef __cplusplus
 }

@@ -67,6 +67,12 @@ int ph_header_decode(const uint8_t in[PH_HEADER_SIZE], const char *expect_magic,
     return 0;
 }
 
+int ph_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
 const char *ph_rank_special_name(int32_t rank)
 {
     switch (rank) {

@@ -144,12 +144,6 @@ static int cgroup_quota(void)
     return found;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* What a gap's CPU time owes to the readings around it: the median
  * difference of two readings back to back. */
 static uint64_t reading_cost(void)
@@ -159,7 +153,7 @@ static uint64_t reading_cost(void)
         uint64_t a = rep_cpu_now();
         d[i] = rep_cpu_now() - a;
     }
-    qsort(d, 101, sizeof *d, cmp_u64);
+    qsort(d, 101, sizeof *d, ph_cmp_u64);
     return d[50];
 }
 

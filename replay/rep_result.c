@@ -114,16 +114,10 @@ ph_writer *rep_result_writer(ph_trace *t, const char *dir, const char *command, 
     return w;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median (the mean of the middle two for an even count) and minimum. */
 static void stats(uint64_t *v, int n, uint64_t *median, uint64_t *min)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    qsort(v, (size_t)n, sizeof *v, ph_cmp_u64);
     *min = v[0];
     *median = n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
@@ -205,20 +199,15 @@ static int open_runs(combine *cb, uint32_t rank, char *const *dirs, int n, ph_er
  * did (wall-clock gaps). */
 static double run_shares(const combine *cb)
 {
-    double *v = malloc((size_t)cb->n * sizeof *v), m = 0;
+    uint64_t *ppm = malloc((size_t)cb->n * sizeof *ppm), median = 0, least;
     int n = 0;
-    for (int r = 0; v && r < cb->n; r++)
+    for (int r = 0; ppm && r < cb->n; r++)
         if (cb->runs[r].cpu_share > 0)
-            v[n++] = cb->runs[r].cpu_share;
-    for (int i = 1; i < n; i++) /* a handful of runs: insertion sort */
-        for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
-            double x = v[k];
-            v[k] = v[k - 1], v[k - 1] = x;
-        }
+            ppm[n++] = (uint64_t)llround(cb->runs[r].cpu_share * 1e6); /* as the header has it */
     if (n)
-        m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    free(v);
-    return m;
+        stats(ppm, n, &median, &least);
+    free(ppm);
+    return (double)median / 1e6;
 }
 
 static void close_runs(combine *cb)
