@@ -693,14 +693,14 @@ static void summary(const job *j, const rep_rank_result *res)
     if (j->iter_replayed >= 0)
         fprintf(stderr, "  partial replay: %lld of %lld iterations\n", (long long)j->iter_replayed,
                 (long long)j->iter_total);
+    const char *why = j->o->units && !strcmp(j->o->units, "cpu") ? "--units cpu" : "a CPU quota";
     int cpu = 0;
     for (uint32_t p = 0; p < j->nprocs; p++)
-        if (res[p].cpu_share > 0)
-            fprintf(stderr, "%s rank %u %.1f%%",
-                    cpu++ ? "," : j->o->units && strcmp(j->o->units, "cpu") == 0
-                                      ? "  units: CPU time over each rank's share of the CPU (--units cpu):"
-                                      : "  units: CPU time over each rank's share of the CPU (a CPU quota):",
+        if (res[p].cpu_share > 0 && !cpu++)
+            fprintf(stderr, "  units: CPU time over each rank's share of the CPU (%s): rank %u %.1f%%", why,
                     res[p].rank, 100 * res[p].cpu_share);
+        else if (res[p].cpu_share > 0)
+            fprintf(stderr, ", rank %u %.1f%%", res[p].rank, 100 * res[p].cpu_share);
     if (cpu)
         fputc('\n', stderr);
 }

@@ -222,6 +222,8 @@ void rep_out_units(void)
         u = "auto";
     if (strcmp(u, "wall") && strcmp(u, "cpu") && strcmp(u, "auto"))
         rep_die("PHANTOM_REPLAY_UNITS=%s: expected wall, cpu or auto", u);
+    if (!strcmp(u, "wall")) /* every process has the same setting */
+        return;
     /* auto: every process looks, so that all or none take part in the probe's barrier */
     int want = strcmp(u, "cpu") == 0 || (strcmp(u, "auto") == 0 && cgroup_quota()), all = 0;
     PMPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
