@@ -1050,18 +1050,19 @@ static uint32_t intercomm_partner(sim *s, uint32_t id, const ph_comm_info *me)
     return by_groups;
 }
 
+/* Asked for every point-to-point message: after a communicator's first,
+ * one look at its cache entry. */
 uint32_t sim_p2p_ctx(sim *s, uint32_t id)
 {
+    if (id < s->ncomms && s->comms[id].ctx_known)
+        return s->comms[id].ctx;
     const ph_comm_info *ci = sim_comm(s, id);
-    if (!ci || !ci->remote_size)
+    if (!ci)
         return id;
-    comm_cache *c = &s->comms[id];
-    if (!c->ctx_known) {
-        uint32_t other = intercomm_partner(s, id, ci);
-        c = &s->comms[id]; /* sim_comm may have moved the cache */
-        c->ctx = other < id ? other : id;
-        c->ctx_known = 1;
-    }
+    uint32_t other = ci->remote_size ? intercomm_partner(s, id, ci) : id;
+    comm_cache *c = &s->comms[id]; /* after intercomm_partner: sim_comm may move the cache */
+    c->ctx = other < id ? other : id;
+    c->ctx_known = 1;
     return c->ctx;
 }
 

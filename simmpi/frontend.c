@@ -106,7 +106,8 @@ void fe_pop(sim *s, uint32_t rank)
  * the requests of one Waitall sit side by side in the map.  A deleted entry
  * becomes a tombstone (MAP_TOMB, never a trace id): shifting the entries
  * behind it back, as linear probing otherwise must, walked the whole run of
- * a Waitall's ids for each of them.  Tombstones are swept when the map is
+ * a Waitall's ids for each of them.  Tombstones at the end of a run are
+ * cleared as they are made (map_del); the others are swept when the map is
  * rebuilt, which happens once they and the live entries fill three quarters
  * of it: a live id, inserted at the first free or dead slot from its home,
  * is nearly always found at its home however many tombstones there are. */
@@ -178,6 +179,10 @@ static fe_req *map_add(tctx *t, uint64_t id, uint8_t kind)
     return e;
 }
 
+/* A deleted entry that ends its probe run (an empty slot follows) is empty
+ * itself, and so is every tombstone just before it: no search passes them.
+ * A Waitall's requests, deleted in order, thus leave no tombstones, and the
+ * map need not be rebuilt (with a calloc and a free) every few iterations. */
 static void map_del(fe_rank *f, fe_req *e)
 {
     free(e->coll);
@@ -185,6 +190,14 @@ static void map_del(fe_rank *f, fe_req *e)
     e->id = MAP_TOMB;
     f->mapused--;
     f->maptombs++;
+    uint32_t mask = f->mapcap - 1, i = (uint32_t)(e - f->map);
+    if (f->map[(i + 1) & mask].id)
+        return;
+    while (f->map[i].id == MAP_TOMB) {
+        f->map[i].id = 0;
+        f->maptombs--;
+        i = (i - 1) & mask;
+    }
 }
 
 /* ---- engine requests -------------------------------------------------------------- */
@@ -352,11 +365,9 @@ static int t_isend(tctx *t)
         e->ereq = q;
         return 0;
     }
-    uint32_t q = post_send(t, ev->peer_world, ev->tag, ev->bytes, send_flags(ev->op));
-    if (q == NIL)
-        return -1;
-    map_find(t->f, ev->newreq)->ereq = q;
-    return 0;
+    /* e stays put: posting touches the ring and the engine's pools, not the map */
+    e->ereq = post_send(t, ev->peer_world, ev->tag, ev->bytes, send_flags(ev->op));
+    return e->ereq == NIL ? -1 : 0;
 }
 
 static int t_irecv(tctx *t)
