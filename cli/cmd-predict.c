@@ -310,6 +310,9 @@ static void print_header(const report *r)
            r->ppn, r->pf->network_model);
     if (r->o->comp_scale != 1.0 || r->o->net_scale != 1.0)
         printf("what-if: computation x %g, network x %g\n", r->o->comp_scale, r->o->net_scale);
+    if (r->pf->noise_period)
+        printf("CPU noise: pauses of %s, %.4g a second per %s\n", simmpi_fmt_time(r->pf->noise_pause, b, sizeof b),
+               1e12 / (double)r->pf->noise_period, r->pf->noise_sync_node ? "node" : "rank");
     printf("predicted run time: %s", simmpi_fmt_time(res->total, a, sizeof a));
     if (res->measured_ns)
         printf("   (measured on the host: %s)", simmpi_fmt_time(res->measured_ns * 1000, b, sizeof b));
@@ -536,6 +539,10 @@ static int print_json(const report *r)
     json_object_set_new(doc, "price_per_node_hour", json_real(r->pf->price_per_node_hour));
     json_object_set_new(doc, "calibrated", r->pf->calibrated[0] ? json_string(r->pf->calibrated) : json_null());
     json_object_set_new(doc, "cpu_share", r->pf->cpu_share > 0 ? json_real(r->pf->cpu_share) : json_null());
+    json_object_set_new(doc, "noise", !r->pf->noise_period ? json_null()
+                                      : json_pack("{s:I, s:f, s:s}", "pause_ps", (json_int_t)r->pf->noise_pause,
+                                                  "per_second", 1e12 / (double)r->pf->noise_period, "sync",
+                                                  r->pf->noise_sync_node ? "node" : "rank"));
     json_object_set_new(doc, "ranks", ranks_json(res));
     json_object_set_new(doc, "ops", ops);
     json_object_set_new(doc, "sites", sites);

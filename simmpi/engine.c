@@ -270,11 +270,89 @@ static void acct(sim *s, srank *r, uint16_t op, uint32_t site, int what, simtime
         acct_to(&s->res->sites[site], what, dt);
 }
 
+/* ---- CPU noise ------------------------------------------------------------------ */
+
+/* splitmix64's finaliser: the pause pattern is a pure function of the rank
+ * and the period's number, so the prediction stays bit-identical. */
+static uint64_t mix64(uint64_t x)
+{
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* Where rank's pause in noise period k starts (noise_sync = node: its node's). */
+static simtime pause_at(const sim *s, uint32_t rank, uint64_t k)
+{
+    simtime P = s->pf.noise_period, len = s->pf.noise_pause;
+    uint32_t who = s->pf.noise_sync_node ? s->node_of[rank] : rank;
+    uint64_t h = mix64(mix64(who + 1) ^ k);
+    return k * P + (simtime)(((unsigned __int128)h * (P - len + 1)) >> 64);
+}
+
+/* When `work` (ps at the CPU's mean rate) that r's CPU starts at t is done.
+ * Without noise t + work.  With it, the CPU runs at full speed, work x
+ * (P - len) / P of CPU time, and stops for each pause on the way; a rank
+ * paused at t starts when the pause ends (work 0: the rank reacts). */
+static simtime cpu_until(const sim *s, const srank *r, simtime t, simtime work)
+{
+    if (!s->noise)
+        return t + work;
+    uint32_t rank = (uint32_t)(r - s->r);
+    simtime P = s->pf.noise_period, len = s->pf.noise_pause, on = P - len;
+    simtime c = (simtime)(((unsigned __int128)work * on + P / 2) / P);
+    uint64_t k = t / P;
+    for (;;) {
+        simtime a = pause_at(s, rank, k), b = a + len, end = (k + 1) * P;
+        if (t < a) {
+            if (c <= a - t)
+                return t + c;
+            c -= a - t;
+            t = b;
+        } else if (t < b) {
+            t = b;
+        }
+        if (c <= end - t)
+            return t + c;
+        c -= end - t;
+        uint64_t whole = (c - 1) / on; /* periods the rest runs through, pause and all */
+        k += 1 + whole;
+        c -= whole * on;
+        t = k * P;
+    }
+}
+
 /* CPU overhead inside the current call: the clock moves. */
 static void overhead(sim *s, srank *r, simtime dt)
 {
-    r->now += dt;
-    acct(s, r, r->op, r->site, A_OVH, dt);
+    simtime t = cpu_until(s, r, r->now, dt);
+    acct(s, r, r->op, r->site, A_OVH, t - r->now);
+    r->now = t;
+}
+
+/* Protocol work of cost that a blocked rank's CPU does from start: the
+ * work is overhead; a pause it waits out is part of the block's wait. */
+static void blocked_work(sim *s, srank *r, simtime start, simtime cost, uint16_t op, uint32_t site)
+{
+    simtime t = cpu_until(s, r, start, cost), w = t - start < cost ? t - start : cost;
+    r->now = t;
+    r->wovh += w;
+    acct(s, r, op, site, A_OVH, w);
+}
+
+/* Protocol work a computing rank's CPU owes (asynchronous progress): the
+ * rank pays it when its computation ends (rank_run).  Under noise the time
+ * it then takes is the rank's overhead; the call's tallies get cost. */
+static void owe(sim *s, srank *r, simtime cost, uint16_t op, uint32_t site)
+{
+    r->debt += cost;
+    if (!s->noise) {
+        acct(s, r, op, site, A_OVH, cost);
+        return;
+    }
+    acct_to(&s->res->ops[op], A_OVH, cost);
+    if (site < s->res->nsites)
+        acct_to(&s->res->sites[site], A_OVH, cost);
 }
 
 /* ---- protocols -------------------------------------------------------------------- */
@@ -317,14 +395,11 @@ static void handshake(sim *s, uint32_t mi, simtime h)
         overhead(s, d, cost);
         cts = d->now;
     } else if (d->state == RK_BLOCKED) { /* idle in a wait: its CPU answers at once */
-        d->now = tmax(h, d->now) + cost;
-        d->wovh += cost;
-        acct(s, d, q->op, q->site, A_OVH, cost);
+        blocked_work(s, d, tmax(h, d->now), cost, q->op, q->site);
         cts = d->now;
     } else { /* computing: asynchronous progress steals the CPU */
-        d->debt += cost;
-        acct(s, d, q->op, q->site, A_OVH, cost);
-        cts = h + cost;
+        owe(s, d, cost, q->op, q->site);
+        cts = cpu_until(s, d, h, cost);
     }
     push(s, cts + p->L, m->src, EV_CTS, mi);
 }
@@ -480,10 +555,7 @@ static void req_done(sim *s, uint32_t qi, simtime t)
     q->t_done = t;
     if (q->state & RS_WAITED) {
         srank *r = &s->r[q->rank];
-        simtime c = collect_cost(s, q);
-        r->now = tmax(r->now, t) + c;
-        r->wovh += c;
-        acct(s, r, r->op, r->site, A_OVH, c);
+        blocked_work(s, r, tmax(r->now, t), collect_cost(s, q), r->op, r->site);
         q->state |= RS_CHARGED;
         if (--r->nwait == 0)
             unblock(s, q->rank);
@@ -619,14 +691,12 @@ static void ev_cts(sim *s, uint32_t mi, simtime t)
     const req *q = &s->rq[m->sreq];
     simtime cost = p->o_prime + p->o_s, ready;
     if (r->state == RK_BLOCKED) {
-        r->now = tmax(t, r->now) + cost;
-        r->wovh += cost;
+        blocked_work(s, r, tmax(t, r->now), cost, q->op, q->site);
         ready = r->now;
     } else {
-        r->debt += cost;
-        ready = t + cost;
+        owe(s, r, cost, q->op, q->site);
+        ready = cpu_until(s, r, t, cost);
     }
-    acct(s, r, q->op, q->site, A_OVH, cost);
     uint32_t sq = m->sreq;
     m->sreq = NIL;
     inject(s, mi, ready);
@@ -830,8 +900,9 @@ static void call_start(sim *s, srank *r, const ins *in)
     s->res->ops[in->op].calls++;
     if (in->site < s->res->nsites)
         s->res->sites[in->site].calls++;
-    r->now += in->comp;
-    r->acct.comp += in->comp;
+    simtime t = cpu_until(s, r, r->now, in->comp);
+    r->acct.comp += t - r->now;
+    r->now = t;
     r->comp_done = 1;
 }
 
@@ -862,7 +933,10 @@ static void rank_run(sim *s, uint32_t rank)
     srank *r = &s->r[rank];
     r->state = RK_RUN;
     if (r->debt) {
-        r->now += r->debt;
+        simtime t = cpu_until(s, r, r->now, r->debt);
+        if (s->noise) /* owe() left the rank's part for now */
+            r->acct.ovh += t - r->now;
+        r->now = t;
         r->debt = 0;
         if (!may_continue(s, rank))
             return queue_rank(s, rank);
@@ -1128,6 +1202,8 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     s->err = err;
     s->freems = NIL;
     s->next_progress = o->progress ? PROGRESS_STEP : UINT64_MAX;
+    /* as simmpi_platform_load checks, for platforms built in code too */
+    s->noise = s->pf.noise_pause && s->pf.noise_period > s->pf.noise_pause;
     if (src->nranks > SIMMPI_MAX_RANKS)
         return sim_fail(s, "%u ranks: the simulator takes at most %u", src->nranks, SIMMPI_MAX_RANKS);
     if (!(o->comp_scale >= 0))

@@ -332,6 +332,7 @@ typedef struct sim {
     simmpi_result *res;
     uint32_t done;
     uint64_t events, next_progress;
+    int noise;            /* the platform's CPU noise is on (cpu_until) */
     ph_err *err;
     int failed;
 } sim;

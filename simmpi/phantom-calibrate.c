@@ -393,6 +393,28 @@ static void warn_throttled(FILE *out, const cpu_seen *cpu)
     }
 }
 
+/* A throttled node's pauses, as the simulator's CPU noise would take them
+ * (commented out): the ranks' mean rate and their mean length (all the
+ * ranks' time off over all their pauses). */
+static void write_noise(FILE *out, const cpu_seen *cpu, int np)
+{
+    double off = 0, rate = 0;
+    for (int r = 0; r < np; r++) {
+        off += cpu[r].per_sec * cpu[r].pause_ms;
+        rate += cpu[r].per_sec;
+    }
+    if (!(rate > 0))
+        return;
+    double pause_ms = off / rate;
+    rate /= np;
+    if (pause_ms * rate >= 1e3) /* no time left to run: not a pattern to simulate */
+        return;
+    fprintf(out, "# To simulate these pauses (doc/simmpi.md, CPU noise; not done by default:\n"
+                 "# on a quota shared by the node's ranks they are partly synchronised, and\n"
+                 "# unsynchronised noise over-predicted, doc/accuracy.md):\n");
+    fprintf(out, "# noise_pause = %.3fms\n# noise_rate = %.1f\n# noise_sync = rank\n", pause_ms, rate);
+}
+
 /* Rank 0: the platform file.  The CPU overheads are the kept runs' times
  * over the share (cpu_scale = 1 / share, or 1 unthrottled). */
 static void write_platform(FILE *out, const char *name, const measured *m, const cpu_seen *cpu,
@@ -432,6 +454,8 @@ static void write_platform(FILE *out, const char *name, const measured *m, const
     fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", m->g, m->g > 0 ? 1.0 / m->g : 0.0);
     fprintf(out, "eager_limit = %ld\n", m->eager);
     fprintf(out, "o_poll = %.1fns\no_iprobe = %.1fns\n", m->opoll * cpu_scale, m->oiprobe * cpu_scale);
+    if (cpu_scale != 1)
+        write_noise(out, cpu, 2); /* calibrate runs on two ranks */
 }
 
 /* phantom-calibrate NAME REPS SHARE [FILE]  (SHARE: "auto" or --cpu-share's value) */

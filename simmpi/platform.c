@@ -244,6 +244,22 @@ static int set_key(const pline *l, simmpi_platform *p, const char *k, const char
         p->cpu_share = share;
         return 0;
     }
+    if (!strcmp(k, "noise_pause"))
+        return parse_time(l, k, v, &p->noise_pause);
+    if (!strcmp(k, "noise_rate")) {
+        const char *u = "";
+        double x = 0;
+        if (number(v, &x, &u) < 0 || (*u && strcmp(u, "/s")) || !(x > 0) || x > 1e9)
+            return bad(l, "noise_rate: '%s' is not a number of pauses a second (50, 50/s)%s", v, "");
+        p->noise_period = (simtime)llround(1e12 / x);
+        return 0;
+    }
+    if (!strcmp(k, "noise_sync")) {
+        if (strcmp(v, "rank") && strcmp(v, "node"))
+            return bad(l, "noise_sync: '%s' is not 'rank' (each rank its own pauses) or 'node'%s", v, "");
+        p->noise_sync_node = !strcmp(v, "node");
+        return 0;
+    }
     if (!strcmp(k, "price_per_node_hour")) {
         const char *u;
         if (number(v, &p->price_per_node_hour, &u) < 0 || *u)
@@ -313,6 +329,14 @@ int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
         rc = -1;
     }
     fclose(f);
+    if (rc == 0 && (p->noise_pause || p->noise_period) && !(p->noise_pause && p->noise_period)) {
+        ph_err_set(err, "%s: noise_pause and noise_rate: one needs the other", path);
+        rc = -1;
+    } else if (rc == 0 && p->noise_pause >= p->noise_period && p->noise_period) {
+        ph_err_set(err, "%s: noise_pause and noise_rate: the pauses would take all the time "
+                        "(pause x rate must be below 1)", path);
+        rc = -1;
+    }
     if (rc == 0)
         inherit(p, seen);
     return rc;

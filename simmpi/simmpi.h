@@ -67,6 +67,14 @@ typedef struct simmpi_platform {
      * node was throttled or shared, and its communication is slower than
      * the file says. */
     double cpu_share;
+    /* CPU noise, jitSim's (noise_period 0: none): each rank's CPU stops for
+     * noise_pause once in every noise_period (the file's 1/noise_rate), where
+     * in the period a hash of the rank (noise_sync_node: of its node, so that
+     * a node's ranks stop together) and the period's number says.
+     * Computation and CPU overheads keep their mean rate; what the pauses add
+     * is waiting for a paused partner.  doc/simmpi.md, "CPU noise". */
+    simtime noise_pause, noise_period;
+    int noise_sync_node;
     /* Forced algorithm per collective (Open MPI's numbering); 0 = decision rule. */
     uint8_t coll_alg[SIMMPI_NCOLL];
 } simmpi_platform;
