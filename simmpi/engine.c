@@ -290,14 +290,12 @@ static simtime pause_at(const sim *s, uint32_t rank, uint64_t k)
     return k * P + (simtime)(((unsigned __int128)h * (P - len + 1)) >> 64);
 }
 
-/* When `work` (ps at the CPU's mean rate) that r's CPU starts at t is done.
- * Without noise t + work.  With it, the CPU runs at full speed, work x
- * (P - len) / P of CPU time, and stops for each pause on the way; a rank
- * paused at t starts when the pause ends (work 0: the rank reacts). */
-static simtime cpu_until(const sim *s, const srank *r, simtime t, simtime work)
+/* cpu_until under noise: the CPU runs at full speed, work x (P - len) / P
+ * of CPU time, and stops for each pause on the way; a rank paused at t
+ * starts when the pause ends (work 0: the rank reacts). */
+static __attribute__((noinline, cold)) simtime cpu_until_noisy(const sim *s, const srank *r, simtime t,
+                                                         simtime work)
 {
-    if (!s->noise)
-        return t + work;
     uint32_t rank = (uint32_t)(r - s->r);
     simtime P = s->pf.noise_period, len = s->pf.noise_pause, on = P - len;
     simtime c = (simtime)(((unsigned __int128)work * on + P / 2) / P);
@@ -322,28 +320,59 @@ static simtime cpu_until(const sim *s, const srank *r, simtime t, simtime work)
     }
 }
 
-/* CPU overhead inside the current call: the clock moves. */
-static void overhead(sim *s, srank *r, simtime dt)
+/* When `work` (ps at the CPU's mean rate) that r's CPU starts at t is done:
+ * t + work, unless the platform has CPU noise. */
+static inline simtime cpu_until(const sim *s, const srank *r, simtime t, simtime work)
 {
-    simtime t = cpu_until(s, r, r->now, dt);
-    acct(s, r, r->op, r->site, A_OVH, t - r->now);
-    r->now = t;
+    return s->noise ? cpu_until_noisy(s, r, t, work) : t + work;
+}
+
+/* CPU overhead inside the current call: the clock moves.  Two or three of
+ * these an event: the noise is a call apart, so that without it they stay
+ * as lean (and their callers as free of saved registers) as before it. */
+static __attribute__((noinline, cold)) void overhead_noisy(sim *s, srank *r, simtime dt)
+{
+    dt = cpu_until_noisy(s, r, r->now, dt) - r->now;
+    r->now += dt;
+    acct(s, r, r->op, r->site, A_OVH, dt);
+}
+
+static inline void overhead(sim *s, srank *r, simtime dt)
+{
+    if (s->noise) {
+        overhead_noisy(s, r, dt);
+        return;
+    }
+    r->now += dt;
+    acct(s, r, r->op, r->site, A_OVH, dt);
 }
 
 /* Protocol work of cost that a blocked rank's CPU does from start: the
  * work is overhead; a pause it waits out is part of the block's wait. */
-static void blocked_work(sim *s, srank *r, simtime start, simtime cost, uint16_t op, uint32_t site)
+static __attribute__((noinline, cold)) void blocked_work_noisy(sim *s, srank *r, simtime start, simtime cost,
+                                                               uint16_t op, uint32_t site)
 {
-    simtime t = cpu_until(s, r, start, cost), w = t - start < cost ? t - start : cost;
+    simtime t = cpu_until_noisy(s, r, start, cost), w = t - start < cost ? t - start : cost;
     r->now = t;
     r->wovh += w;
     acct(s, r, op, site, A_OVH, w);
 }
 
+static inline void blocked_work(sim *s, srank *r, simtime start, simtime cost, uint16_t op, uint32_t site)
+{
+    if (s->noise) {
+        blocked_work_noisy(s, r, start, cost, op, site);
+        return;
+    }
+    r->now = start + cost;
+    r->wovh += cost;
+    acct(s, r, op, site, A_OVH, cost);
+}
+
 /* Protocol work a computing rank's CPU owes (asynchronous progress): the
  * rank pays it when its computation ends (rank_run).  Under noise the time
  * it then takes is the rank's overhead; the call's tallies get cost. */
-static void owe(sim *s, srank *r, simtime cost, uint16_t op, uint32_t site)
+static inline void owe(sim *s, srank *r, simtime cost, uint16_t op, uint32_t site)
 {
     r->debt += cost;
     if (!s->noise) {
@@ -900,9 +929,11 @@ static void call_start(sim *s, srank *r, const ins *in)
     s->res->ops[in->op].calls++;
     if (in->site < s->res->nsites)
         s->res->sites[in->site].calls++;
-    simtime t = cpu_until(s, r, r->now, in->comp);
-    r->acct.comp += t - r->now;
-    r->now = t;
+    simtime dt = in->comp;
+    if (s->noise)
+        dt = cpu_until_noisy(s, r, r->now, dt) - r->now;
+    r->now += dt;
+    r->acct.comp += dt;
     r->comp_done = 1;
 }
 
@@ -933,10 +964,12 @@ static void rank_run(sim *s, uint32_t rank)
     srank *r = &s->r[rank];
     r->state = RK_RUN;
     if (r->debt) {
-        simtime t = cpu_until(s, r, r->now, r->debt);
-        if (s->noise) /* owe() left the rank's part for now */
-            r->acct.ovh += t - r->now;
-        r->now = t;
+        simtime dt = r->debt;
+        if (s->noise) { /* owe() left the rank's part for now */
+            dt = cpu_until_noisy(s, r, r->now, dt) - r->now;
+            r->acct.ovh += dt;
+        }
+        r->now += dt;
         r->debt = 0;
         if (!may_continue(s, rank))
             return queue_rank(s, rank);
