@@ -57,7 +57,10 @@
 # Environment: WORKDIR (default a new /tmp/e2e-accuracy.XXXXXX), TARGET_CONF
 # (reuse a calibrated platform file instead of calibrating), APPS (default
 # "stencil lammps hpcc"), LMP_STEPS, LMP_BOX, STENCIL_ARGS, HPCC_N (1000),
-# REPEAT (the replays' --repeat, default 3), PHANTOM_SLOW_QUOTA,
+# REPEAT (the replays' --repeat, default 3), BIND (Open MPI's binding
+# policy for every mpirun: core, the default and Open MPI's own for two
+# ranks, or none, with which the target runs were slower and scattered
+# more: doc/accuracy.md, run NB), PHANTOM_SLOW_QUOTA,
 # PHANTOM_SLOW_PERIOD_US.  Results and what they mean: doc/accuracy.md.
 set -eu
 B=$(cd "${1:?usage: e2e-accuracy.sh BUILDDIR [RUNS]}" && pwd)
@@ -66,7 +69,7 @@ S=$(cd "$(dirname "$0")/.." && pwd)
 W=${WORKDIR:-$(mktemp -d /tmp/e2e-accuracy.XXXXXX)}
 mkdir -p "$W"
 W=$(cd "$W" && pwd)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_hwloc_base_binding_policy=none
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_hwloc_base_binding_policy=${BIND:-core}
 PHANTOM="$B/cli/phantom"
 SLOW="$S/bench/slow-cpu.sh"
 TCP="--mca btl tcp,self"
