@@ -194,7 +194,7 @@ static double trimmed_mean(double *v, int n)
  * costs one of two levels (here about 0.55 and 0.65-0.75 us) that each
  * last about a second, and an application polling for seconds pays the
  * mixture; one calibration timing its runs back to back got one level or
- * the other (HPCC's prediction moved by a third with it).  So the runs are
+ * the other (HPCC's prediction moved by up to a half with it).  So the runs are
  * spread over POLL_SPREAD_S, and their trimmed mean is kept. */
 static double poll_overhead(int reps, int probe, int polls)
 {
