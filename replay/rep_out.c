@@ -225,7 +225,7 @@ void rep_out_units(void)
     if (!strcmp(u, "wall")) /* every process has the same setting */
         return;
     /* auto: every process looks, so that all or none take part in the probe's barrier */
-    int want = strcmp(u, "cpu") == 0 || (strcmp(u, "auto") == 0 && cgroup_quota()), all = 0;
+    int want = !strcmp(u, "cpu") || cgroup_quota(), all = 0; /* u is cpu or auto here */
     PMPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (!all)
         return;

@@ -259,15 +259,21 @@ static void acct_to(simmpi_breakdown *b, int what, simtime dt)
         b->syn += dt;
 }
 
-/* Charge dt of kind `what` to rank r, the MPI function op and the call site. */
+/* Charge dt of kind `what` to the MPI function op and the call site. */
+static void acct_call(sim *s, uint16_t op, uint32_t site, int what, simtime dt)
+{
+    acct_to(&s->res->ops[op], what, dt);
+    if (site < s->res->nsites)
+        acct_to(&s->res->sites[site], what, dt);
+}
+
+/* ... and to rank r. */
 static void acct(sim *s, srank *r, uint16_t op, uint32_t site, int what, simtime dt)
 {
     if (!dt)
         return;
     acct_to(&r->acct, what, dt);
-    acct_to(&s->res->ops[op], what, dt);
-    if (site < s->res->nsites)
-        acct_to(&s->res->sites[site], what, dt);
+    acct_call(s, op, site, what, dt);
 }
 
 /* ---- CPU noise ------------------------------------------------------------------ */
@@ -375,13 +381,10 @@ static inline void blocked_work(sim *s, srank *r, simtime start, simtime cost, u
 static inline void owe(sim *s, srank *r, simtime cost, uint16_t op, uint32_t site)
 {
     r->debt += cost;
-    if (!s->noise) {
+    if (s->noise)
+        acct_call(s, op, site, A_OVH, cost);
+    else
         acct(s, r, op, site, A_OVH, cost);
-        return;
-    }
-    acct_to(&s->res->ops[op], A_OVH, cost);
-    if (site < s->res->nsites)
-        acct_to(&s->res->sites[site], A_OVH, cost);
 }
 
 /* ---- protocols -------------------------------------------------------------------- */
