@@ -131,7 +131,6 @@ typedef struct rep_state {
     MPI_Comm world_carrier, create_base;
     MPI_Group base_group;
     /* timing (rep_out.c): clock units, TSC or ns */
-    uint64_t t_exit_prev;
     int tsc;
     int cpu_units;      /* the node's CPU is throttled: long gaps also in this thread's CPU time */
     int cpu_read;       /* the gap before the next call is one of them */
