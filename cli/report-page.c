@@ -218,22 +218,37 @@ static void html_cost(FILE *f, const json_t *r)
     fputs("</table>\n", f);
 }
 
-/* When failed polls are a tenth or more of some platform's time, one
- * sentence on the least certain part of the prediction; else NULL. */
-static const char *poll_note(const json_t *r, char *buf, size_t cap)
+/* The breakdown whose share `key` is largest. */
+static const json_t *worst_breakdown(const json_t *r, const char *key)
 {
     const json_t *b, *worst = NULL;
     size_t i;
     json_array_foreach(json_object_get(r, "breakdown"), i, b)
-        if (!worst || num(b, "failed_poll_share") > num(worst, "failed_poll_share"))
+        if (!worst || num(b, key) > num(worst, key))
             worst = b;
-    if (!worst || num(worst, "failed_poll_share") < 0.1)
-        return NULL;
-    snprintf(buf, cap, "Tests and Iprobes that found nothing are %.0f%% of the ranks' time on %s.  Their number "
-             "is the recorded run's, set by its timing, not the target's: this part of the prediction is the "
-             "least certain (doc/simmpi.md, section 4).", 100 * num(worst, "failed_poll_share"),
-             report_jstr(worst, "platform"));
-    return buf;
+    return worst;
+}
+
+/* When failed polls are a tenth or more of some platform's time, one
+ * sentence on the least certain part of the prediction; when waits in
+ * successful Tests are a twentieth, one on those; else NULL. */
+static const char *poll_note(const json_t *r, char *buf, size_t cap)
+{
+    const json_t *polls = worst_breakdown(r, "failed_poll_share");
+    const json_t *waits = worst_breakdown(r, "test_wait_share");
+    size_t len = 0;
+    buf[0] = 0;
+    if (polls && num(polls, "failed_poll_share") >= 0.1)
+        len += (size_t)snprintf(buf, cap, "Tests and Iprobes that found nothing are %.0f%% of the ranks' time on %s.  "
+                                "Their number is the recorded run's, set by its timing, not the target's: this part "
+                                "of the prediction is the least certain (doc/simmpi.md, section 4).",
+                                100 * num(polls, "failed_poll_share"), report_jstr(polls, "platform"));
+    if (waits && num(waits, "test_wait_share") >= 0.05 && len < cap)
+        snprintf(buf + len, cap - len, "%sOn %s the ranks wait %.0f%% of their time in Tests that the recorded run "
+                 "saw succeed, for messages not yet delivered: a program that works between its polls would go on "
+                 "working there, so the prediction may be that much too long.", len ? "  " : "",
+                 report_jstr(waits, "platform"), 100 * num(waits, "test_wait_share"));
+    return buf[0] ? buf : NULL;
 }
 
 static void html_breakdown(FILE *f, const json_t *r)
@@ -262,7 +277,7 @@ static void html_breakdown(FILE *f, const json_t *r)
         free(labels[i]);
     free(labels);
     free(share);
-    char note[400];
+    char note[800];
     if (poll_note(r, note, sizeof note)) {
         fputs("<p><b>Note.</b> ", f);
         esc(f, note);
@@ -429,7 +444,7 @@ static void md_breakdown(FILE *f, const json_t *r)
                 report_fmt_time(num(b, "comm_s"), y, sizeof y), num(b, "comm_share") * 100,
                 report_fmt_time(num(b, "wait_s"), z, sizeof z), num(b, "wait_share") * 100);
     }
-    char note[400];
+    char note[800];
     if (poll_note(r, note, sizeof note))
         fprintf(f, "\n**Note.** %s\n", note);
 }

@@ -187,16 +187,25 @@ import glob, json, sys
 for f in glob.glob(sys.argv[1] + "/predict/*.json"):
     d = json.load(open(f))
     d["simulator"]["failed_poll_share"] = 0.4 if "ib-qdr" in f else 0.2
+    d["simulator"]["test_wait_share"] = 0.08 if "cheap-slow" in f else 0.01
     json.dump(d, open(f, "w"))
 PY
 "$PHANTOM" report "$WORK/p.study" > /dev/null 2> "$WORK/err" || fail "report with failed polls: $(cat "$WORK/err")"
 note="Tests and Iprobes that found nothing are 40% of the ranks' time on ib-qdr."
 grep -q "^\*\*Note\.\*\* $note" "$WORK/p.study/report.md" || fail "no note on failed polls in report.md"
 grep -q "<p><b>Note.</b> $note" "$WORK/p.study/report.html" || fail "no note on failed polls in report.html"
+# ... and a sentence on the waits in successful Tests, from a twentieth
+note2="On cheap-slow the ranks wait 8% of their time in Tests that the recorded run saw succeed,"
+grep -q "^\*\*Note\.\*\* .*(doc/simmpi.md, section 4).  $note2" "$WORK/p.study/report.md" ||
+  fail "no note on waits in successful Tests in report.md: $(grep Note "$WORK/p.study/report.md")"
+grep -q "<p><b>Note.</b> .*  $note2" "$WORK/p.study/report.html" || fail "no note on waits in successful Tests in report.html"
 python3 - "$WORK/p.study/report.json" <<'PY' || fail "report.json's breakdown lacks the failed polls' shares"
 import json, sys
-b = {x["platform"]: x["failed_poll_share"] for x in json.load(open(sys.argv[1]))["breakdown"]}
+bd = json.load(open(sys.argv[1]))["breakdown"]
+b = {x["platform"]: x["failed_poll_share"] for x in bd}
 assert b == {"ib-qdr": 0.4, "10gbe-cloud": 0.2, "cheap-slow": 0.2}, b
+w = {x["platform"]: x["test_wait_share"] for x in bd}
+assert w == {"ib-qdr": 0.01, "10gbe-cloud": 0.01, "cheap-slow": 0.08}, w
 PY
 
 # ---- bad studies: exit 1, one line naming the file

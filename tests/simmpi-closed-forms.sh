@@ -118,7 +118,18 @@ for oi in 100 70; do
   expect "failed polls' cost (o_iprobe $oi)" "$(q "d['simulator']['failed_poll_ps']")" "$(ps $((3 * 100 + 2 * oi)))"
   expect "failed polls' share (o_iprobe $oi)" "$(q "round(d['simulator']['failed_poll_share'], 9)")" \
     "$(q "round(d['simulator']['failed_poll_ps'] / sum(r['finish_ps'] for r in d['ranks']), 9)")"
+  # The Test that succeeded comes at 4 x 1 us + 3 x 100 ns = 4.3 us, after
+  # rank 0 sent at 3 us: it waits for the data until 9.009 us, in transfer.
+  expect "wait in the successful Test (o_iprobe $oi)" "$(q "d['simulator']['test_wait_ps']")" "$(ps $((9009 - 4300)))"
+  expect "its share (o_iprobe $oi)" "$(q "round(d['simulator']['test_wait_share'], 9)")" \
+    "$(q "round($(ps 4709) / sum(r['finish_ps'] for r in d['ranks']), 9)")"
 done
+# So do waits in successful Tests from a twentieth: 4.709 us of rank 0's 4 us
+# and rank 1's 13.209 us is 27%.
+plat
+$PREDICT "$WORK/poll" --platform "$WORK/plat.conf" > "$WORK/p.txt" || fail "predict poll (text)"
+grep -q "^note: in Tests that the recorded run saw succeed, the ranks waited 4.709 us, 27% of their time,$" "$WORK/p.txt" ||
+  fail "no note on the wait in the successful Test: $(tail -8 "$WORK/p.txt")"
 # Polls that are a tenth of the ranks' time or more get a note on the terminal.
 plat "o_poll = 2us"
 $PREDICT "$WORK/poll" --platform "$WORK/plat.conf" > "$WORK/p.txt" || fail "predict poll (text)"
@@ -127,6 +138,10 @@ $PREDICT "$WORK/poll" --platform "$WORK/plat.conf" > "$WORK/p.txt" || fail "pred
 # before the fourth Test at 10 us): 10 / 22 = 45%
 grep -q "^note: 5 Tests and Iprobes that found nothing cost 10.000 us, 45% of the ranks' time; their number$" "$WORK/p.txt" ||
   fail "no note on the failed polls: $(tail -4 "$WORK/p.txt")"
+# The successful Test, at 4 + 3 x 2 = 10 us, finds the message in (9.009 us):
+# no wait, no note on it.
+! grep -q "^note: in Tests that the recorded run saw succeed" "$WORK/p.txt" ||
+  fail "a note on waits in successful Tests where there were none: $(tail -8 "$WORK/p.txt")"
 $PREDICT "$WORK/e101" --platform "$WORK/plat.conf" > "$WORK/p.txt" || fail "predict e101 (text)"
 ! grep -q "^note:" "$WORK/p.txt" || fail "a note on polls for a trace without any"
 plat
@@ -143,6 +158,7 @@ expect "fold: receiver" "$(finish 1)" "$(ps $((3000 + 100 + 2 * 3000 + 3000 + or
 expect "fold: folded" "$(q "d['simulator']['folded_polls']")" 2
 expect "fold: charged" "$(q "d['simulator']['failed_polls']")" 3
 expect "fold: their cost" "$(q "d['simulator']['failed_poll_ps']")" "$(ps 300)"
+expect "fold: the successful Test does not wait" "$(q "d['simulator']['test_wait_ps']")" 0
 # The note counts them: at o_poll = 2 us the Test at 3 us and the two
 # Iprobes cost 6 us of 1 + 26 us (the Tests at 3, 8 and 11 us, the fourth
 # at 14 us, then 2 x (3 + 2) us): 22%.
