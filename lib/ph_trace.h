@@ -77,6 +77,10 @@ static inline uint64_t ph_zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)
 static inline int64_t ph_unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 static inline uint8_t *ph_put_sv(uint8_t *p, int64_t v) { return ph_put_uv(p, ph_zz(v)); }
 
+/* n-byte little-endian integers, the byte order of every phantom file */
+void ph_put_le(uint8_t *p, uint64_t v, int n);
+uint64_t ph_get_le(const uint8_t *p, int n);
+
 /* ---- file header ---------------------------------------------------------- */
 typedef struct ph_file_header {
     char magic[8];

@@ -15,13 +15,13 @@ void ph_err_set(ph_err *err, const char *fmt, ...)
     va_end(ap);
 }
 
-static void put_le(uint8_t *p, uint64_t v, int n)
+void ph_put_le(uint8_t *p, uint64_t v, int n)
 {
     for (int i = 0; i < n; i++)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint64_t get_le(const uint8_t *p, int n)
+uint64_t ph_get_le(const uint8_t *p, int n)
 {
     uint64_t v = 0;
     for (int i = 0; i < n; i++)
@@ -32,12 +32,12 @@ static uint64_t get_le(const uint8_t *p, int n)
 void ph_header_encode(const ph_file_header *h, uint8_t out[PH_HEADER_SIZE])
 {
     memcpy(out, h->magic, 8);
-    put_le(out + 8, h->major, 2);
-    put_le(out + 10, h->minor, 2);
-    put_le(out + 12, h->rank, 4);
-    put_le(out + 16, h->nranks, 4);
-    put_le(out + 20, h->flags, 4);
-    put_le(out + 24, h->t0, 8);
+    ph_put_le(out + 8, h->major, 2);
+    ph_put_le(out + 10, h->minor, 2);
+    ph_put_le(out + 12, h->rank, 4);
+    ph_put_le(out + 16, h->nranks, 4);
+    ph_put_le(out + 20, h->flags, 4);
+    ph_put_le(out + 24, h->t0, 8);
 }
 
 int ph_header_decode(const uint8_t in[PH_HEADER_SIZE], const char *expect_magic,
@@ -49,12 +49,12 @@ int ph_header_decode(const uint8_t in[PH_HEADER_SIZE], const char *expect_magic,
                    strcmp(expect_magic, PH_MAGIC_EVT) == 0 ? "event" : "message log");
         return -1;
     }
-    h->major = (uint16_t)get_le(in + 8, 2);
-    h->minor = (uint16_t)get_le(in + 10, 2);
-    h->rank = (uint32_t)get_le(in + 12, 4);
-    h->nranks = (uint32_t)get_le(in + 16, 4);
-    h->flags = (uint32_t)get_le(in + 20, 4);
-    h->t0 = get_le(in + 24, 8);
+    h->major = (uint16_t)ph_get_le(in + 8, 2);
+    h->minor = (uint16_t)ph_get_le(in + 10, 2);
+    h->rank = (uint32_t)ph_get_le(in + 12, 4);
+    h->nranks = (uint32_t)ph_get_le(in + 16, 4);
+    h->flags = (uint32_t)ph_get_le(in + 20, 4);
+    h->t0 = ph_get_le(in + 24, 8);
     if (h->major != PH_FORMAT_MAJOR) {
         ph_err_set(err, "%s: offset 8: format version %u.%u, this phantom reads %u.x", path,
                    h->major, h->minor, PH_FORMAT_MAJOR);

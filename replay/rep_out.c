@@ -63,12 +63,6 @@ static void __attribute__((constructor)) clock_init(void)
     ph_clock_pair(rep.tsc, &c0, &t0);
 }
 
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 int rep_out_open(ph_err *err)
 {
     const char *dir = getenv("PHANTOM_REPLAY_OUT");
@@ -262,19 +256,17 @@ void rep_out_close(int how)
     ph_clock_pair(rep.tsc, &c1, &t1);
     uint8_t h[HEADER] = {0};
     memcpy(h, TIMES_MAGIC, 8);
-    h[8] = (uint8_t)rep.rank, h[9] = (uint8_t)(rep.rank >> 8), h[10] = (uint8_t)(rep.rank >> 16),
-    h[11] = (uint8_t)(rep.rank >> 24);
-    h[12] = (uint8_t)rep.nranks, h[13] = (uint8_t)(rep.nranks >> 8),
-    h[14] = (uint8_t)(rep.nranks >> 16), h[15] = (uint8_t)(rep.nranks >> 24);
-    put64(h + 16, c0);
-    put64(h + 24, t0);
-    put64(h + 32, c1);
-    put64(h + 40, t1);
-    put64(h + 48, nevents);
+    ph_put_le(h + 8, rep.rank, 4);
+    ph_put_le(h + 12, rep.nranks, 4);
+    ph_put_le(h + 16, c0, 8);
+    ph_put_le(h + 24, t0, 8);
+    ph_put_le(h + 32, c1, 8);
+    ph_put_le(h + 40, t1, 8);
+    ph_put_le(h + 48, nevents, 8);
     h[56] = (uint8_t)how;
     h[60] = (uint8_t)rep.isolated;
-    put64(h + 64, (uint64_t)(cpu_share * 1e6 + 0.5)); /* parts per million; 0: wall units */
-    put64(h + 72, cpu_cost);
+    ph_put_le(h + 64, (uint64_t)(cpu_share * 1e6 + 0.5), 8); /* parts per million; 0: wall units */
+    ph_put_le(h + 72, cpu_cost, 8);
     int bad = fflush(rep.times) != 0 || fseek(rep.times, 0, SEEK_SET) != 0 ||
               fwrite(h, 1, HEADER, rep.times) != HEADER;
     if (fclose(rep.times) != 0 || bad)

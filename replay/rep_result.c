@@ -10,15 +10,8 @@
 #define TIMES_MAGIC "PHTMRTM2"
 #define HEADER 80
 
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint32_t get32(const uint8_t *p) { return (uint32_t)get64(p) & 0xffffffffu; }
+static uint64_t get64(const uint8_t *p) { return ph_get_le(p, 8); }
+static uint32_t get32(const uint8_t *p) { return (uint32_t)ph_get_le(p, 4); }
 
 int rep_times_open(const char *path, rep_times *t, ph_err *err)
 {
