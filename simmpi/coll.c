@@ -57,6 +57,15 @@ static uint32_t pof2_ceil(uint32_t n)
     return p;
 }
 
+/* The entry points run_alg dispatches to stay functions of their own: inlined
+ * all into run_alg, every round would pay the frame (six saved registers,
+ * half a kilobyte of stack) of whichever algorithm needs the most, twice in
+ * a composition, where now run_alg is a jump table. */
+#define DISPATCHED __attribute__((noinline))
+/* Likewise the big algorithms under a dispatcher: GCC saves their registers
+ * before the dispatcher's switch, for every algorithm it dispatches to. */
+#define OWN_FRAME __attribute__((noinline))
+
 static int is_pof2(uint32_t n) { return n && !(n & (n - 1)); }
 static uint32_t lowbit(uint32_t v) { return v & (~v + 1); }
 static uint32_t hibit(uint32_t v) { return pof2_floor(v); }
@@ -171,6 +180,25 @@ static uint32_t topo_children(int topo, uint32_t v, uint32_t p, uint32_t *out)
     return n;
 }
 
+/* Whether v has children: what topo_children's loops would find first, in
+ * a few instructions.  A rank's rounds other than the one sending to (or
+ * receiving from) its children, and the call that finds no more rounds,
+ * need only this, not the list. */
+static int topo_has_children(int topo, uint32_t v, uint32_t p)
+{
+    switch (topo) {
+    case T_BMTREE: return v + (v ? hibit(v) * 2 : 1) < p;
+    case T_INORDER: return !(v & 1) && v + 1 < p; /* the first child is v + 1 */
+    case T_KARY2: {
+        uint32_t delta;
+        kary_level(v, 2, &delta);
+        return v + delta < p;
+    }
+    case T_CHAIN: return v + 1 < p;
+    default: return v % 4 == 0 && v + 1 < p; /* k-nomial: v + 1 first, if v has any */
+    }
+}
+
 /* In-order binomial subtree of v: [v, v + size). */
 static uint32_t subtree(uint32_t v, uint32_t p)
 {
@@ -283,7 +311,7 @@ static int exchange2(const ins_coll *c, rb *b, uint64_t bytes) /* two_proc: one 
     return b->hit;
 }
 
-static int barrier(const ins_coll *c, rb *b)
+static DISPATCHED int barrier(const ins_coll *c, rb *b)
 {
     switch (c->alg) {
     case 1: return bar_linear(c, b);
@@ -297,14 +325,21 @@ static int barrier(const ins_coll *c, rb *b)
 
 /* ---- broadcast and reduce over trees ------------------------------------------------------------------ */
 
+/* Trees list their children only in the round that uses them. */
+static void send_children(const ins_coll *c, rb *b, int topo, uint32_t v, uint64_t bytes)
+{
+    uint32_t kids[96], n = topo_children(topo, v, c->size, kids);
+    for (uint32_t i = 0; i < n; i++)
+        S(b->o, real(c, kids[i]), bytes);
+}
+
 static int bcast_tree(const ins_coll *c, rb *b, int topo, uint64_t bytes)
 {
-    uint32_t v = vrank(c), kids[96], n = topo_children(topo, v, c->size, kids);
+    uint32_t v = vrank(c);
     if (v && rnd(b))
         R(b->o, real(c, (uint32_t)topo_parent(topo, v, c->size)));
-    if (n && rnd(b))
-        for (uint32_t i = 0; i < n; i++)
-            S(b->o, real(c, kids[i]), bytes);
+    if (topo_has_children(topo, v, c->size) && rnd(b))
+        send_children(c, b, topo, v, bytes);
     return b->hit;
 }
 
@@ -368,7 +403,7 @@ static int bcast_scatter_allgather(const ins_coll *c, rb *b, int ring)
     return b->hit;
 }
 
-static int bcast(const ins_coll *c, rb *b)
+static DISPATCHED int bcast(const ins_coll *c, rb *b)
 {
     uint64_t bytes = B(c);
     switch (c->alg) {
@@ -387,14 +422,19 @@ static int bcast(const ins_coll *c, rb *b)
     }
 }
 
+static uint32_t recv_children(const ins_coll *c, rb *b, int topo, uint32_t v)
+{
+    uint32_t kids[96], n = topo_children(topo, v, c->size, kids);
+    for (uint32_t i = 0; i < n; i++)
+        R(b->o, real(c, kids[i]));
+    return n;
+}
+
 static int reduce_tree(const ins_coll *c, rb *b, int topo)
 {
-    uint32_t v = vrank(c), kids[96], n = topo_children(topo, v, c->size, kids);
-    if (n && rnd(b)) {
-        for (uint32_t i = 0; i < n; i++)
-            R(b->o, real(c, kids[i]));
-        b->o->reduce_bytes = n * B(c);
-    }
+    uint32_t v = vrank(c);
+    if (topo_has_children(topo, v, c->size) && rnd(b))
+        b->o->reduce_bytes = recv_children(c, b, topo, v) * B(c);
     if (v && rnd(b))
         S(b->o, real(c, (uint32_t)topo_parent(topo, v, c->size)), B(c));
     return b->hit;
@@ -414,7 +454,7 @@ static int reduce_linear(const ins_coll *c, rb *b)
     return b->hit;
 }
 
-static int reduce(const ins_coll *c, rb *b)
+static DISPATCHED int reduce(const ins_coll *c, rb *b)
 {
     switch (c->alg) {
     case 1: return reduce_linear(c, b);
@@ -434,7 +474,8 @@ static int reduce(const ins_coll *c, rb *b)
 
 static int run_alg(const ins_coll *c, rb *b);
 
-static uint32_t count_rounds(const ins_coll *c, coll_round *scratch)
+/* Once per memo: cold, out of its callers' frames. */
+static __attribute__((noinline, cold)) uint32_t count_rounds(const ins_coll *c, coll_round *scratch)
 {
     uint32_t n = 0;
     for (;; n++) {
@@ -445,28 +486,40 @@ static uint32_t count_rounds(const ins_coll *c, coll_round *scratch)
     }
 }
 
-/* first's rounds, then second's: sub-collectives with their own algorithms. */
-static int compose(const ins_coll *first, const ins_coll *second, rb *b)
+/* Part idx (0 or 1) of a composition of c: a sub-collective with its own
+ * algorithm. */
+typedef void part_fn(const ins_coll *c, rb *b, int idx, ins_coll *part);
+
+/* Part 0's rounds, then part 1's.  Only the part round b->want falls in is
+ * built (part 0 also to count its rounds, once per memo).  Inlined into each
+ * composition, with its part builder. */
+static inline __attribute__((always_inline)) int compose(const ins_coll *c, rb *b, part_fn *part)
 {
+    ins_coll s;
     uint32_t n1;
     if (b->m && b->m->split) {
         n1 = b->m->split - 1;
     } else {
-        n1 = count_rounds(first, b->o);
+        part(c, b, 0, &s);
+        n1 = count_rounds(&s, b->o);
         if (b->m)
             b->m->split = n1 + 1;
     }
     b->o->nsend = b->o->nrecv = 0;
     b->o->reduce_bytes = 0;
-    rb sub = {.o = b->o};
-    if (b->want < n1) {
-        sub.want = b->want;
-        b->hit = run_alg(first, &sub);
-    } else {
-        sub.want = b->want - n1;
-        b->hit = run_alg(second, &sub);
-    }
-    return b->hit;
+    int second = b->want >= n1;
+    part(c, b, second, &s);
+    rb sub = {.want = second ? b->want - n1 : b->want, .o = b->o};
+    return b->hit = run_alg(&s, &sub);
+}
+
+static __attribute__((noinline, cold)) uint8_t sub_alg_decide(rb *b, int idx, int coll, uint32_t size,
+                                                               uint64_t bytes)
+{
+    uint8_t alg = (uint8_t)simmpi_coll_decide(coll, size, bytes);
+    if (b->m)
+        b->m->alg[idx] = alg;
+    return alg;
 }
 
 /* The algorithm of sub-collective idx (0 or 1) of a composition, decided on
@@ -475,25 +528,23 @@ static uint8_t sub_alg(rb *b, int idx, int coll, uint32_t size, uint64_t bytes)
 {
     if (b->m && b->m->alg[idx])
         return b->m->alg[idx];
-    uint8_t alg = (uint8_t)simmpi_coll_decide(coll, size, bytes);
-    if (b->m)
-        b->m->alg[idx] = alg;
-    return alg;
+    return sub_alg_decide(b, idx, coll, size, bytes);
 }
 
+/* alg > 0: sub_alg's or a fixed one. */
 static ins_coll sub_coll(const ins_coll *c, int coll, int alg, uint32_t root, uint64_t count)
 {
     ins_coll s = *c;
     s.coll = (uint8_t)coll;
     s.root = root;
     s.count = count;
-    s.alg = (uint8_t)(alg ? alg : simmpi_coll_decide(coll, c->size, count * c->esize));
+    s.alg = (uint8_t)alg;
     return s;
 }
 
 /* ---- allreduce ---------------------------------------------------------------------------------------- */
 
-static int ar_recdbl(const ins_coll *c, rb *b)
+static OWN_FRAME int ar_recdbl(const ins_coll *c, rb *b)
 {
     uint32_t p = c->size, me = c->me, adj = pof2_floor(p), extra = p - adj;
     uint64_t n = B(c);
@@ -541,7 +592,7 @@ static int ar_ring(const ins_coll *c, rb *b)
 
 /* Rabenseifner: recursive-halving reduce-scatter, recursive-doubling allgather
  * (Open MPI's redscat_allgather, including its handling of p != 2^k). */
-static int ar_rabenseifner(const ins_coll *c, rb *b)
+static OWN_FRAME int ar_rabenseifner(const ins_coll *c, rb *b)
 {
     uint32_t p = c->size, me = c->me, pof2 = pof2_floor(p), rem = p - pof2, es = c->esize;
     uint64_t count = c->count, lh = count / 2, rh = count - lh, sc[32], rc[32];
@@ -592,26 +643,26 @@ static int ar_rabenseifner(const ins_coll *c, rb *b)
     return b->hit;
 }
 
-static int allreduce(const ins_coll *c, rb *b)
+/* Reduce to 0, then broadcast: each with the algorithm its bytes decide
+ * (nonoverlapping) or both linear (basic_linear, and Rabenseifner's
+ * fallback for fewer elements than ranks). */
+static inline __attribute__((always_inline)) void ar_parts(const ins_coll *c, rb *b, int idx,
+                                                           ins_coll *part)
+{
+    int coll = idx ? SIMMPI_BCAST : SIMMPI_REDUCE;
+    *part = sub_coll(c, coll, c->alg == 2 ? sub_alg(b, idx, coll, c->size, B(c)) : 1, 0, c->count);
+}
+
+static DISPATCHED int allreduce(const ins_coll *c, rb *b)
 {
     switch (c->alg) {
     case 1:
-    case 2: {
-        int lin = c->alg == 1;
-        ins_coll r = sub_coll(c, SIMMPI_REDUCE, lin ? 1 : sub_alg(b, 0, SIMMPI_REDUCE, c->size, B(c)),
-                              0, c->count);
-        ins_coll bc = sub_coll(c, SIMMPI_BCAST, lin ? 1 : sub_alg(b, 1, SIMMPI_BCAST, c->size, B(c)),
-                               0, c->count);
-        return compose(&r, &bc, b);
-    }
+    case 2: return compose(c, b, ar_parts);
     case 4:
     case 5: return ar_ring(c, b);
     case 6:
-        if (c->count < pof2_floor(c->size)) {
-            ins_coll r = sub_coll(c, SIMMPI_REDUCE, 1, 0, c->count);
-            ins_coll bc = sub_coll(c, SIMMPI_BCAST, 1, 0, c->count);
-            return compose(&r, &bc, b);
-        }
+        if (c->count < pof2_floor(c->size))
+            return compose(c, b, ar_parts);
         return ar_rabenseifner(c, b);
     default: return ar_recdbl(c, b);
     }
@@ -695,26 +746,33 @@ static int ag_neighbor(const ins_coll *c, rb *b)
     return b->hit = 1;
 }
 
-static int allgather(const ins_coll *c, rb *b)
+/* Allgather(v) linear: gather to 0, then broadcast everything. */
+static void ag_parts(const ins_coll *c, rb *b, int idx, ins_coll *part)
+{
+    int v = c->coll == SIMMPI_ALLGATHERV;
+    if (idx == 0) {
+        *part = sub_coll(c, v ? SIMMPI_GATHERV : SIMMPI_GATHER,
+                         v ? 1 : sub_alg(b, 0, SIMMPI_GATHER, c->size, B(c)), 0, c->count);
+        if (v) {
+            part->count = c->v[c->me];
+            part->esize = 1;
+        }
+        return;
+    }
+    uint64_t total = blocks(c, 0, c->size);
+    *part = sub_coll(c, SIMMPI_BCAST, sub_alg(b, 1, SIMMPI_BCAST, c->size, total), 0, total);
+    part->esize = 1;
+    part->v = NULL;
+}
+
+static DISPATCHED int allgather(const ins_coll *c, rb *b)
 {
     int v = c->coll == SIMMPI_ALLGATHERV;
     int alg = c->alg;
     if (v) /* allgatherv numbering: 1 default, 2 bruck, 3 ring, 4 neighbor, 5 two_proc */
         alg = alg == 1 ? 1 : alg == 2 ? 2 : alg == 3 ? 4 : alg == 4 ? 5 : 6;
     switch (alg) {
-    case 1: { /* gather to 0, then broadcast everything */
-        ins_coll g = sub_coll(c, v ? SIMMPI_GATHERV : SIMMPI_GATHER,
-                              v ? 1 : sub_alg(b, 0, SIMMPI_GATHER, c->size, B(c)), 0, c->count);
-        if (v) {
-            g.count = c->v[c->me];
-            g.esize = 1;
-        }
-        uint64_t total = blocks(c, 0, c->size);
-        ins_coll bc = sub_coll(c, SIMMPI_BCAST, sub_alg(b, 1, SIMMPI_BCAST, c->size, total), 0, total);
-        bc.esize = 1;
-        bc.v = NULL;
-        return compose(&g, &bc, b);
-    }
+    case 1: return compose(c, b, ag_parts);
     case 2: return ag_bruck(c, b);
     case 3: return ag_recdbl(c, b);
     case 5: return ag_neighbor(c, b);
@@ -775,7 +833,7 @@ static int a2a_bruck(const ins_coll *c, rb *b)
     return b->hit = 1;
 }
 
-static int alltoall(const ins_coll *c, rb *b)
+static DISPATCHED int alltoall(const ins_coll *c, rb *b)
 {
     if (c->coll == SIMMPI_ALLTOALLV)
         return c->alg == 2 ? a2a_pairwise(c, b) : a2a_linear(c, b);
@@ -816,10 +874,9 @@ static int gather_linear(const ins_coll *c, rb *b, int sync)
 
 static int gather_binomial(const ins_coll *c, rb *b)
 {
-    uint32_t v = vrank(c), kids[96], n = topo_children(T_INORDER, v, c->size, kids);
-    if (n && rnd(b))
-        for (uint32_t i = 0; i < n; i++)
-            R(b->o, real(c, kids[i]));
+    uint32_t v = vrank(c);
+    if (topo_has_children(T_INORDER, v, c->size) && rnd(b))
+        recv_children(c, b, T_INORDER, v);
     if (v && rnd(b))
         S(b->o, real(c, (uint32_t)topo_parent(T_INORDER, v, c->size)), subtree(v, c->size) * B(c));
     return b->hit;
@@ -848,16 +905,18 @@ static int scatter_linear(const ins_coll *c, rb *b, int one_round)
 
 static int scatter_binomial(const ins_coll *c, rb *b)
 {
-    uint32_t v = vrank(c), kids[96], n = topo_children(T_INORDER, v, c->size, kids);
+    uint32_t v = vrank(c);
     if (v && rnd(b))
         R(b->o, real(c, (uint32_t)topo_parent(T_INORDER, v, c->size)));
-    if (n && rnd(b))
+    if (topo_has_children(T_INORDER, v, c->size) && rnd(b)) {
+        uint32_t kids[96], n = topo_children(T_INORDER, v, c->size, kids);
         for (uint32_t i = n; i-- > 0;)
             S(b->o, real(c, kids[i]), subtree(kids[i], c->size) * B(c));
+    }
     return b->hit;
 }
 
-static int gather_scatter(const ins_coll *c, rb *b)
+static DISPATCHED int gather_scatter(const ins_coll *c, rb *b)
 {
     switch (c->coll) {
     case SIMMPI_GATHER:
@@ -936,29 +995,40 @@ static int rs_halving(const ins_coll *c, rb *b)
     return b->hit;
 }
 
-static int reduce_scatter(const ins_coll *c, rb *b)
+/* Reduce-scatter linear: reduce everything to 0, then scatter(v) the blocks. */
+static void rs_parts(const ins_coll *c, rb *b, int idx, ins_coll *part)
+{
+    int block = c->coll == SIMMPI_REDUCE_SCATTER_BLOCK; /* every block the same size */
+    if (idx == 0) {
+        ins_coll cv = *c;
+        if (block)
+            cv.v = NULL;
+        uint64_t all = blocks(&cv, 0, c->size);
+        *part = sub_coll(c, SIMMPI_REDUCE, sub_alg(b, 0, SIMMPI_REDUCE, c->size, all), 0, all);
+        part->esize = 1;
+        part->v = NULL;
+        return;
+    }
+    *part = sub_coll(c, c->v && !block ? SIMMPI_SCATTERV : SIMMPI_SCATTER, 1, 0, c->count);
+    if (block)
+        part->v = NULL;
+}
+
+static DISPATCHED int reduce_scatter(const ins_coll *c, rb *b)
 {
     ins_coll cv = *c;
     if (c->coll == SIMMPI_REDUCE_SCATTER_BLOCK) /* every block the same size */
         cv.v = NULL;
     int ring = c->coll == SIMMPI_REDUCE_SCATTER ? c->alg == 3 : 0;
     int linear = c->alg == 1;
-    if (linear) { /* reduce everything to 0, then scatter(v) the blocks */
-        uint64_t all = blocks(&cv, 0, c->size);
-        ins_coll r = sub_coll(c, SIMMPI_REDUCE, sub_alg(b, 0, SIMMPI_REDUCE, c->size, all), 0, all);
-        r.esize = 1;
-        r.v = NULL;
-        ins_coll s = sub_coll(c, cv.v ? SIMMPI_SCATTERV : SIMMPI_SCATTER, 1, 0, c->count);
-        if (c->coll == SIMMPI_REDUCE_SCATTER_BLOCK)
-            s.v = NULL;
-        return compose(&r, &s, b);
-    }
+    if (linear)
+        return compose(c, b, rs_parts);
     return ring ? rs_ring(&cv, b) : rs_halving(&cv, b);
 }
 
 /* ---- scan -------------------------------------------------------------------------------------------------------- */
 
-static int scan_linear(const ins_coll *c, rb *b)
+static DISPATCHED int scan_linear(const ins_coll *c, rb *b)
 {
     if (c->me > 0 && rnd(b)) {
         R(b->o, c->me - 1);
