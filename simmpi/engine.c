@@ -737,26 +737,54 @@ static void ev_cts(sim *s, uint32_t mi, simtime t)
 
 /* ---- instructions ------------------------------------------------------------------------ */
 
-static void coll_post(sim *s, uint32_t rank, const ins *in, const int32_t *members,
-                      const coll_xfer *x, int send)
+/* One request of a collective round, to or from member x->peer of the
+ * communicator; what is the same for all of the round's (its owner's
+ * call, the communicator) the caller reads once. */
+static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, const int32_t *members,
+                             const coll_xfer *x, int send)
 {
-    srank *r = &s->r[rank];
     uint32_t qi = req_new(s, rank, send ? RQ_SEND : RQ_RECV);
     if (qi == NIL)
         return;
     uint32_t world = (uint32_t)members[x->peer];
     req *q = &s->rq[qi];
     q->state = RS_COLL;
-    q->comm = in->comm;
+    q->comm = comm;
     q->peer = (int32_t)world;
     q->op = r->op;
     q->site = r->site;
     r->creq[r->ncreq++] = qi;
     ins_p2p p = {.peer = (int32_t)world, .tag = 0, .bytes = x->bytes, .req = qi};
     if (send)
-        post_send(s, rank, &p, in->comm, 1, 0);
+        post_send(s, rank, &p, comm, 1, 0);
     else
-        post_recv(s, rank, &p, in->comm, 1);
+        post_recv(s, rank, &p, comm, 1);
+}
+
+/* The round's receives, then its sends, each in the order the round lists
+ * them (the order messages are numbered in, which orders the heap). */
+static void coll_post_round(sim *s, uint32_t rank, uint32_t comm, const coll_round *cr)
+{
+    srank *r = &s->r[rank];
+    /* sim_comm without the call: the collective's communicator is known by now */
+    const ph_comm_info *ci = comm < s->ncomms ? s->comms[comm].info : NULL;
+    const int32_t *members = (ci ? ci : sim_comm(s, comm))->members;
+    r->ncreq = 0;
+    for (uint32_t i = 0; i < cr->nrecv; i++)
+        coll_post(s, rank, r, comm, members, &cr->recv[i], 0);
+    for (uint32_t i = 0; i < cr->nsend; i++)
+        coll_post(s, rank, r, comm, members, &cr->send[i], 1);
+}
+
+/* Reduction work of reduce_bytes: bytes * gamma_fs fs, rounded to ps.  In
+ * 64 bits when the product fits (a division by a constant, not a call to
+ * the 128-bit one), else in 128; the same result either way. */
+static simtime reduce_time(uint64_t bytes, uint64_t gamma_fs)
+{
+    uint64_t fs;
+    if (!__builtin_mul_overflow(bytes, gamma_fs, &fs) && fs <= UINT64_MAX - 500)
+        return (fs + 500) / 1000;
+    return (simtime)(((unsigned __int128)bytes * gamma_fs + 500) / 1000);
 }
 
 /* Rank r's memo, for collective c: kept from r's last collective if that
@@ -797,13 +825,8 @@ static int coll_start_round(sim *s, uint32_t rank, const ins *in)
         r->creq = v;
         r->capcreq = need;
     }
-    r->ncreq = 0;
-    const int32_t *members = sim_comm(s, in->comm)->members;
-    for (uint32_t i = 0; i < cr->nrecv; i++)
-        coll_post(s, rank, in, members, &cr->recv[i], 0);
-    for (uint32_t i = 0; i < cr->nsend; i++)
-        coll_post(s, rank, in, members, &cr->send[i], 1);
-    r->rcomp = (simtime)(((unsigned __int128)cr->reduce_bytes * s->pf.gamma_fs + 500) / 1000);
+    coll_post_round(s, rank, in->comm, cr);
+    r->rcomp = reduce_time(cr->reduce_bytes, s->pf.gamma_fs);
     return BLOCKED;
 }
 
