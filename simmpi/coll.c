@@ -1066,7 +1066,7 @@ static int run_alg(const ins_coll *c, rb *b)
 
 int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out)
 {
-    if (coll_round_reserve(out, c->size + 4) < 0)
+    if (c->size + 4 > out->cap && coll_round_reserve(out, c->size + 4) < 0) /* no call in most rounds */
         return -1;
     out->nsend = out->nrecv = 0;
     out->reduce_bytes = 0;
