@@ -269,13 +269,22 @@ static double scan_oneway(const scan *sc, long k, int dflt)
 
 /* The eager limit: where T jumps.  With T linear, T(2k) - T(k) = 2 (T(k) -
  * T(k/2)); a jump J in (k, 2k] adds J to the left side.  Find the k with the
- * largest excess, then bisect (k, 2k] against the line through T(k/2), T(k). */
+ * largest excess, then bisect (k, 2k] against the line through T(k/2), T(k).
+ * Each T(k) is the lesser of two passes over the sizes: other work on the
+ * node slows a run, never speeds it, and a burst of it during one pass made
+ * a jump at 256 bytes on a loaded machine (2 cores, load average 4). */
 static long eager_limit(const scan *sc, double *jump_out)
 {
     double t[32];
     int n = 0;
-    for (long k = 64; k <= (1L << 20) && n < 32; k *= 2)
-        t[n++] = scan_oneway(sc, k, k < 65536 ? 2000 : 200);
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (long k = 64; k <= (1L << 20) && n < 32; k *= 2) {
+            double tk = scan_oneway(sc, k, k < 65536 ? 2000 : 200);
+            t[n] = pass && t[n] < tk ? t[n] : tk;
+            n++;
+        }
+    }
     int best = -1;
     double excess = 0, rel = 0;
     for (int i = 1; i + 1 < n; i++) { /* k = 64 << i; relative, as noise grows with T */
