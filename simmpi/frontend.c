@@ -100,104 +100,207 @@ void fe_pop(sim *s, uint32_t rank)
     f->len--;
 }
 
-/* ---- request map: trace request id -> fe_req (linear probing) ------------------ */
+/* ---- request map: trace request id -> fe_req --------------------------------------- */
 
-/* Trace request ids are sequential per rank: the id itself spreads them, and
- * the requests of one Waitall sit side by side in the map.  A deleted entry
- * becomes a tombstone (MAP_TOMB, never a trace id): shifting the entries
- * behind it back, as linear probing otherwise must, walked the whole run of
- * a Waitall's ids for each of them.  Tombstones at the end of a run are
- * cleared as they are made (map_del); the others are swept when the map is
- * rebuilt, which happens once they and the live entries fill three quarters
- * of it: a live id, inserted at the first free or dead slot from its home,
- * is nearly always found at its home however many tombstones there are. */
-#define MAP_TOMB UINT64_MAX
+/* The recorder numbers a rank's requests 1, 2, 3, ... and most live only
+ * until the next Wait: the live ids are nearly always a short run of the
+ * newest.  So an id's entry sits at slot id mod wincap of a window, found
+ * with one comparison, no probing and nothing to clean up at deletion.  An
+ * entry still alive when a new id wants its slot (a persistent request, a
+ * receive posted long before its Wait) moves to the overflow, a hash map
+ * of its own; the window doubles instead when half of it is live, so the
+ * requests in flight at once, however many, keep their slots. */
+#define MAP_FOREIGN UINT64_MAX /* ev->reqs: a request the recorder did not create */
+#define WIN_FIRST 16           /* window slots at first; a stencil's 12 requests fit */
 
-static uint64_t id_hash(uint64_t id) { return id; }
+static int map_id_ok(uint64_t id) { return id && id != MAP_FOREIGN; }
+
+static void free_coll(ins *c) /* an FK_ICOLL entry's collective */
+{
+    if (c)
+        free(c->u.c.v);
+    free(c);
+}
+
+static uint32_t ovf_home(uint64_t id, uint32_t mask)
+{
+    return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & mask; /* ids may be anything */
+}
+
+static fe_req *ovf_find(const fe_rank *f, uint64_t id)
+{
+    uint32_t mask = f->ovfcap - 1;
+    for (uint32_t i = ovf_home(id, mask);; i = (i + 1) & mask) {
+        if (f->ovf[i].id == id)
+            return &f->ovf[i];
+        if (!f->ovf[i].id)
+            return NULL;
+    }
+}
 
 static fe_req *map_find(fe_rank *f, uint64_t id)
 {
-    if (!f->mapcap || !id || id == MAP_TOMB)
-        return NULL;
-    for (uint32_t i = (uint32_t)id_hash(id) & (f->mapcap - 1);; i = (i + 1) & (f->mapcap - 1)) {
-        if (f->map[i].id == id)
-            return &f->map[i];
-        if (!f->map[i].id)
-            return NULL;
+    if (f->wincap) {
+        fe_req *e = &f->win[id & (f->wincap - 1)];
+        if (e->id == id && id) /* a free slot's id is 0, MPI_REQUEST_NULL */
+            return e;
     }
+    return f->ovfused && map_id_ok(id) ? ovf_find(f, id) : NULL;
 }
 
-/* Rebuilds the map without tombstones, twice as large if live entries
- * alone would fill a quarter of it. */
-static int map_rebuild(fe_rank *f)
+/* Puts a copy of entry e in the overflow (linear probing, at most half full). */
+static int ovf_put(fe_rank *f, const fe_req *e)
 {
-    uint32_t nc = f->mapcap ? f->mapcap : 8;
-    if ((f->mapused + 1) * 4 > nc)
-        nc *= 2;
-    fe_req *m = calloc(nc, sizeof *m);
-    if (!m)
-        return -1;
-    for (uint32_t i = 0; i < f->mapcap; i++) {
-        if (!f->map[i].id || f->map[i].id == MAP_TOMB)
-            continue;
-        uint32_t j = (uint32_t)id_hash(f->map[i].id) & (nc - 1);
-        while (m[j].id)
-            j = (j + 1) & (nc - 1);
-        m[j] = f->map[i];
+    if ((f->ovfused + 1) * 2 > f->ovfcap) {
+        uint32_t nc = f->ovfcap ? f->ovfcap * 2 : 8;
+        fe_req *m = calloc(nc, sizeof *m), *old = f->ovf;
+        if (!m)
+            return -1;
+        uint32_t oc = f->ovfcap;
+        f->ovf = m;
+        f->ovfcap = nc;
+        f->ovfused = 0;
+        for (uint32_t i = 0; i < oc; i++)
+            if (old[i].id)
+                ovf_put(f, &old[i]);
+        free(old);
     }
-    free(f->map);
-    f->map = m;
-    f->mapcap = nc;
-    f->maptombs = 0;
+    uint32_t mask = f->ovfcap - 1, i = ovf_home(e->id, mask);
+    while (f->ovf[i].id)
+        i = (i + 1) & mask;
+    f->ovf[i] = *e;
+    f->ovfused++;
     return 0;
 }
 
-/* A fresh entry for id (replacing a stale one: ids are never reused, but a
- * trace cut short may leave requests behind). */
+/* Removes entry e from the overflow, shifting back the entries after it
+ * that may take its place (no tombstones). */
+static void ovf_del(fe_rank *f, fe_req *e)
+{
+    uint32_t mask = f->ovfcap - 1, i = (uint32_t)(e - f->ovf);
+    for (uint32_t j = (i + 1) & mask; f->ovf[j].id; j = (j + 1) & mask) {
+        uint32_t home = ovf_home(f->ovf[j].id, mask);
+        if (((j - home) & mask) >= ((j - i) & mask)) { /* the hole is on j's probe path */
+            f->ovf[i] = f->ovf[j];
+            i = j;
+        }
+    }
+    f->ovf[i].id = 0;
+    f->ovf[i].coll = NULL;
+    f->ovfused--;
+}
+
+/* A window of nc slots (a power of two) holding the live entries of the
+ * old one; an entry whose slot another already holds goes to the overflow. */
+static int win_resize(fe_rank *f, uint32_t nc)
+{
+    fe_req *w = calloc(nc, sizeof *w), *old = f->win;
+    if (!w)
+        return -1;
+    uint32_t oc = f->wincap;
+    f->win = w;
+    f->wincap = nc;
+    f->winused = 0;
+    for (uint32_t i = 0; i < oc; i++) {
+        if (!old[i].id)
+            continue;
+        fe_req *e = &w[old[i].id & (nc - 1)];
+        if (e->id && ovf_put(f, &old[i]) < 0) {
+            free(old);
+            return -1;
+        }
+        if (!e->id) {
+            *e = old[i];
+            f->winused++;
+        }
+    }
+    free(old);
+    return 0;
+}
+
+/* The slot for an id map_add's fast path could not place: a first window,
+ * an id seen before (a trace cut short may leave requests behind), an id
+ * that is no request, or a slot held by another live request. */
+static fe_req *map_slot_slow(fe_rank *f, uint64_t id)
+{
+    if (!map_id_ok(id)) { /* never found again, as MPI_REQUEST_NULL is not */
+        if (f->scratch)
+            free_coll(f->scratch->coll);
+        else
+            f->scratch = malloc(sizeof *f->scratch);
+        return f->scratch;
+    }
+    fe_req *e = id <= f->maxid ? map_find(f, id) : NULL;
+    if (e) {
+        free_coll(e->coll);
+        return e;
+    }
+    if (!f->wincap && win_resize(f, WIN_FIRST) < 0)
+        return NULL;
+    for (e = &f->win[id & (f->wincap - 1)]; e->id; e = &f->win[id & (f->wincap - 1)]) {
+        if (f->winused * 2 < f->wincap) { /* a sparse window: the old entry is long-lived */
+            if (ovf_put(f, e) < 0)
+                return NULL;
+            f->winused--;
+            break;
+        }
+        if (win_resize(f, f->wincap * 2) < 0)
+            return NULL;
+    }
+    f->winused++;
+    if (id > f->maxid)
+        f->maxid = id;
+    return e;
+}
+
+static fe_req *map_add_slow(tctx *t, uint64_t id, uint8_t kind)
+{
+    fe_req *e = map_slot_slow(t->f, id);
+    if (!e) {
+        sim_fail(t->s, "out of memory (rank %u)", t->rank);
+        return NULL;
+    }
+    *e = (fe_req){.id = id, .ereq = NIL, .kind = kind}; /* the scratch entry's id is never read */
+    return e;
+}
+
+/* A fresh entry for id (replacing a stale one).  The common case, a new id
+ * whose slot is free, calls nothing (and so saves no registers). */
 static fe_req *map_add(tctx *t, uint64_t id, uint8_t kind)
 {
     fe_rank *f = t->f;
-    /* The recorder numbers a rank's requests upwards: an id above every one
-     * seen is new, and need not be looked for past the tombstones. */
-    fe_req *e = id > f->maxid ? NULL : map_find(f, id);
-    if (id > f->maxid)
-        f->maxid = id;
-    if (!e) {
-        if ((f->mapused + f->maptombs + 1) * 4 > f->mapcap * 3 && map_rebuild(f) < 0) {
-            sim_fail(t->s, "out of memory (rank %u)", t->rank);
-            return NULL;
-        }
-        uint32_t i = (uint32_t)id_hash(id) & (f->mapcap - 1);
-        while (f->map[i].id && f->map[i].id != MAP_TOMB)
-            i = (i + 1) & (f->mapcap - 1);
-        e = &f->map[i];
-        if (e->id == MAP_TOMB)
-            f->maptombs--;
-        f->mapused++;
-    }
+    if (!f->wincap)
+        return map_add_slow(t, id, kind);
+    fe_req *e = &f->win[id & (f->wincap - 1)];
+    /* an id above every one seen is new: no need to look for it */
+    if (e->id || id <= f->maxid || id == MAP_FOREIGN)
+        return map_add_slow(t, id, kind);
+    f->winused++;
+    f->maxid = id;
     *e = (fe_req){.id = id, .ereq = NIL, .kind = kind};
     return e;
 }
 
-/* A deleted entry that ends its probe run (an empty slot follows) is empty
- * itself, and so is every tombstone just before it: no search passes them.
- * A Waitall's requests, deleted in order, thus leave no tombstones, and the
- * map need not be rebuilt (with a calloc and a free) every few iterations. */
+static __attribute__((noinline, cold)) void map_del_slow(fe_rank *f, fe_req *e)
+{
+    free_coll(e->coll);
+    e->coll = NULL;
+    if ((uintptr_t)e - (uintptr_t)f->win < (uintptr_t)f->wincap * sizeof *e) {
+        e->id = 0;
+        f->winused--;
+    } else if (e != f->scratch) {
+        ovf_del(f, e);
+    }
+}
+
 static void map_del(fe_rank *f, fe_req *e)
 {
-    free(e->coll);
-    e->coll = NULL;
-    e->id = MAP_TOMB;
-    f->mapused--;
-    f->maptombs++;
-    uint32_t mask = f->mapcap - 1, i = (uint32_t)(e - f->map);
-    if (f->map[(i + 1) & mask].id)
+    if (e->coll || (uintptr_t)e - (uintptr_t)f->win >= (uintptr_t)f->wincap * sizeof *e) {
+        map_del_slow(f, e);
         return;
-    while (f->map[i].id == MAP_TOMB) {
-        f->map[i].id = 0;
-        f->maptombs--;
-        i = (i - 1) & mask;
     }
+    e->id = 0;
+    f->winused--;
 }
 
 /* ---- engine requests -------------------------------------------------------------- */
@@ -956,12 +1059,17 @@ void fe_free(fe_rank *f)
         if (in->type == I_COLL)
             free(in->u.c.v);
     }
-    for (uint32_t i = 0; i < f->mapcap; i++)
-        if (f->map[i].id && f->map[i].id != MAP_TOMB && f->map[i].coll) {
-            free(f->map[i].coll->u.c.v);
-            free(f->map[i].coll);
-        }
+    for (uint32_t i = 0; i < f->wincap; i++)
+        if (f->win[i].id)
+            free_coll(f->win[i].coll);
+    for (uint32_t i = 0; i < f->ovfcap; i++)
+        if (f->ovf[i].id)
+            free_coll(f->ovf[i].coll);
+    if (f->scratch)
+        free_coll(f->scratch->coll);
+    free(f->scratch);
     free(f->q);
-    free(f->map);
+    free(f->win);
+    free(f->ovf);
     free(f->spare);
 }

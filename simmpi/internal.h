@@ -233,19 +233,24 @@ typedef struct fe_req {
     ins *coll;           /* FK_ICOLL: the collective to run at completion */
 } fe_req;
 
-typedef struct fe_rank {
+typedef struct fe_rank { /* packed: srank stays five cache lines */
     ins *q;              /* ring of translated instructions */
-    uint32_t head, len, cap;
     uint64_t base;       /* absolute index of q[head] */
+    uint32_t head, len, cap;
     uint32_t unresolved;
     uint32_t *spare, sparecap; /* a popped Wait's request array, for the next one */
-    fe_req *map;         /* open addressing by trace request id */
-    uint32_t mapcap, mapused, maptombs;
+    uint32_t wincap;
+    fe_req *win;         /* request map (frontend.c): id's entry at id mod wincap */
+    uint32_t winused, ovfcap;
+    fe_req *ovf;         /* live requests moved out of the window (hash map) */
+    uint32_t ovfused;
+    uint8_t started, eof, complete;
+    fe_req *scratch;     /* the entry of a call creating no findable request (id 0) */
     uint64_t maxid;      /* the highest trace request id added */
     uint64_t events, k;  /* events read; computation units so far */
     uint64_t t_start, t_end, prev_exit; /* host: first call's exit, last call's entry */
-    uint8_t started, eof, complete;
 } fe_rank;
+_Static_assert(sizeof(fe_rank) <= 136, "srank is five cache lines");
 
 /* ---- the simulation -------------------------------------------------------------- */
 
