@@ -70,30 +70,16 @@ static int grow(void **p, uint32_t *cap, size_t elem)
  * on the same cache lines, instead of being scattered over the pool by a
  * global free list that hands each rank the lines other ranks just let go.
  * Which index a request gets is invisible to the simulation (only messages'
- * indices order the heap), so the prediction does not depend on it. */
-uint32_t req_new(sim *s, uint32_t rank, uint8_t kind)
+ * indices order the heap), so the prediction does not depend on it.  The
+ * free lists are worked inline (internal.h: req_reuse, req_new,
+ * req_release); this is the rarer way, a request never used before. */
+uint32_t req_grow(sim *s)
 {
-    srank *r = &s->r[rank];
-    uint32_t i = r->freerq;
-    if (i != NIL) {
-        r->freerq = s->rq[i].next;
-    } else {
-        if (s->nrq == s->caprq && grow((void **)&s->rq, &s->caprq, sizeof *s->rq) < 0) {
-            sim_fail(s, "out of memory (%u requests)", s->nrq);
-            return NIL;
-        }
-        i = s->nrq++;
+    if (s->nrq == s->caprq && grow((void **)&s->rq, &s->caprq, sizeof *s->rq) < 0) {
+        sim_fail(s, "out of memory (%u requests)", s->nrq);
+        return NIL;
     }
-    s->rq[i] = (req){.rank = rank, .kind = kind, .msg = NIL, .next = NIL};
-    return i;
-}
-
-void req_release(sim *s, uint32_t q)
-{
-    srank *r = &s->r[s->rq[q].rank];
-    s->rq[q].state = 0;
-    s->rq[q].next = r->freerq;
-    r->freerq = q;
+    return s->nrq++;
 }
 
 static uint32_t msg_new(sim *s)

@@ -51,21 +51,26 @@ typedef struct tctx { /* translating one event */
     int first;
 } tctx;
 
-/* Appends an instruction; the first of a call carries comp, op and site. */
-static ins *emit(tctx *t, uint8_t type)
+static ins *emit(tctx *t, uint8_t type);
+
+static __attribute__((noinline, cold)) ins *emit_grow(tctx *t, uint8_t type)
 {
-    fe_rank *f = t->f;
-    if (f->len == f->cap && ring_grow(f) < 0) {
+    if (ring_grow(t->f) < 0) {
         sim_fail(t->s, "out of memory (rank %u)", t->rank);
         return NULL;
     }
-    ins *in = &f->q[(f->head + f->len) & (f->cap - 1)];
-    f->len++;
-    memset(in, 0, sizeof *in);
-    in->type = type;
-    in->op = t->ev->op;
-    in->site = t->ev->site;
-    in->comm = t->comm;
+    return emit(t, type);
+}
+
+/* Appends an instruction; the first of a call carries comp, op and site.
+ * Growing the ring is out of line: the common path calls nothing. */
+static ins *emit(tctx *t, uint8_t type)
+{
+    fe_rank *f = t->f;
+    if (f->len == f->cap)
+        return emit_grow(t, type);
+    ins *in = &f->q[(f->head + f->len++) & (f->cap - 1)];
+    *in = (ins){.type = type, .op = t->ev->op, .site = t->ev->site, .comm = t->comm};
     if (t->first) {
         in->flags = F_CALL;
         in->comp = t->comp;
@@ -305,17 +310,29 @@ static void map_del(fe_rank *f, fe_req *e)
 
 /* ---- engine requests -------------------------------------------------------------- */
 
+static void req_fill(tctx *t, uint32_t q, uint8_t kind, int32_t peer, int32_t tag)
+{
+    t->s->rq[q] = (req){.rank = t->rank, .kind = kind, .op = t->ev->op, .site = t->ev->site,
+                        .msg = NIL, .next = NIL, .comm = t->comm, .peer = peer, .tag = tag};
+}
+
+static __attribute__((noinline, cold)) uint32_t new_req_grown(tctx *t, uint8_t kind, int32_t peer,
+                                                              int32_t tag)
+{
+    uint32_t q = req_grow(t->s);
+    if (q != NIL)
+        req_fill(t, q, kind, peer, tag);
+    return q;
+}
+
+/* An engine request for the call being translated (NIL when out of
+ * memory).  Growing the pool is out of line: the common path calls nothing. */
 static uint32_t new_req(tctx *t, uint8_t kind, int32_t peer, int32_t tag)
 {
-    uint32_t q = req_new(t->s, t->rank, kind);
-    if (q != NIL) {
-        req *r = &t->s->rq[q];
-        r->op = t->ev->op;
-        r->site = t->ev->site;
-        r->comm = t->comm;
-        r->peer = peer;
-        r->tag = tag;
-    }
+    uint32_t q = req_reuse(t->s, t->rank);
+    if (q == NIL)
+        return new_req_grown(t, kind, peer, tag);
+    req_fill(t, q, kind, peer, tag);
     return q;
 }
 

@@ -344,8 +344,37 @@ typedef struct sim {
 
 /* engine.c */
 int sim_fail(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-uint32_t req_new(sim *s, uint32_t rank, uint8_t kind);
-void req_release(sim *s, uint32_t q);
+uint32_t req_grow(sim *s); /* a request never used before, NIL when out of memory */
+
+/* The request rank released last, or NIL: inline, as the front end takes
+ * one for every send and receive (and fills it in whole at once). */
+static inline uint32_t req_reuse(sim *s, uint32_t rank)
+{
+    srank *r = &s->r[rank];
+    uint32_t i = r->freerq;
+    if (i != NIL)
+        r->freerq = s->rq[i].next;
+    return i;
+}
+
+static inline uint32_t req_new(sim *s, uint32_t rank, uint8_t kind)
+{
+    uint32_t i = req_reuse(s, rank);
+    if (i == NIL)
+        i = req_grow(s);
+    if (i != NIL)
+        s->rq[i] = (req){.rank = rank, .kind = kind, .msg = NIL, .next = NIL};
+    return i;
+}
+
+static inline void req_release(sim *s, uint32_t q)
+{
+    srank *r = &s->r[s->rq[q].rank];
+    s->rq[q].state = 0;
+    s->rq[q].next = r->freerq;
+    r->freerq = q;
+}
+
 const ph_comm_info *sim_comm(sim *s, uint32_t id);
 int32_t sim_comm_rank(sim *s, uint32_t comm, uint32_t world); /* -1 if not a member */
 /* Where point-to-point messages on comm match: comm itself, or for an
