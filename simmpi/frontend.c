@@ -85,24 +85,19 @@ static uint64_t abs_of(const fe_rank *f, const ins *in)
     return f->base + ((pos - f->head) & (f->cap - 1));
 }
 
-void fe_pop(sim *s, uint32_t rank)
+/* A popped Wait's request array (kept for the next Waitall if the larger),
+ * a popped collective's per-rank sizes. */
+void fe_release(fe_rank *f, ins *in)
 {
-    fe_rank *f = &s->r[rank].fe;
-    ins *in = &f->q[f->head];
-    if (in->type == I_WAIT && in->u.w.reqs != in->u.w.inl) {
-        if (in->u.w.cap > f->sparecap) { /* keep the larger array for the next Waitall */
-            free(f->spare);
-            f->spare = in->u.w.reqs;
-            f->sparecap = in->u.w.cap;
-        } else {
-            free(in->u.w.reqs);
-        }
-    }
-    if (in->type == I_COLL)
+    if (in->type == I_COLL) {
         free(in->u.c.v);
-    f->head = (f->head + 1) & (f->cap - 1);
-    f->base++;
-    f->len--;
+    } else if (in->u.w.cap > f->sparecap) {
+        free(f->spare);
+        f->spare = in->u.w.reqs;
+        f->sparecap = in->u.w.cap;
+    } else {
+        free(in->u.w.reqs);
+    }
 }
 
 /* ---- request map: trace request id -> fe_req --------------------------------------- */
@@ -1019,7 +1014,7 @@ static int fe_read(sim *s, uint32_t rank)
         f->eof = 1;
         return 0;
     }
-    const ph_op_info *info = ph_op(ev.op);
+    const ph_op_info *info = ev.op < PH_OP_LIMIT && ph_ops[ev.op].name ? &ph_ops[ev.op] : NULL; /* ph_op, inline */
     if (!info)
         return sim_fail(s, "rank %u: event %llu: unknown op %u", rank, (unsigned long long)ev.seq,
                         ev.op);
@@ -1040,8 +1035,9 @@ static int fe_read(sim *s, uint32_t rank)
     return 1;
 }
 
-/* The next instruction of rank, reading ahead past unresolved receives. */
-ins *fe_head(sim *s, uint32_t rank)
+/* The next instruction of rank when fe_head has none: reads ahead past
+ * unresolved receives. */
+ins *fe_read_ahead(sim *s, uint32_t rank)
 {
     fe_rank *f = &s->r[rank].fe;
     for (;;) {

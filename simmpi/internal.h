@@ -382,10 +382,33 @@ int32_t sim_comm_rank(sim *s, uint32_t comm, uint32_t world); /* -1 if not a mem
 uint32_t sim_p2p_ctx(sim *s, uint32_t comm);
 simtime sim_gap(const simmpi_loggp *p, uint64_t bytes);      /* G(K-1) */
 
-/* frontend.c: the next instruction of a rank (NULL at the end; s->failed on error) */
-ins *fe_head(sim *s, uint32_t rank);
-void fe_pop(sim *s, uint32_t rank);
+/* frontend.c.  The engine asks for a rank's next instruction and pops it
+ * once executed, every instruction: the common cases are inline, reading
+ * and translating the trace (fe_read_ahead) and freeing what an
+ * instruction owns (fe_release) are not. */
+ins *fe_read_ahead(sim *s, uint32_t rank);
+void fe_release(fe_rank *f, ins *in);
 void fe_free(fe_rank *f);
+
+/* The next instruction of a rank (NULL at the end; s->failed on error). */
+static inline ins *fe_head(sim *s, uint32_t rank)
+{
+    fe_rank *f = &s->r[rank].fe;
+    if (f->len && !(f->q[f->head].flags & F_UNRESOLVED))
+        return &f->q[f->head];
+    return fe_read_ahead(s, rank);
+}
+
+static inline void fe_pop(sim *s, uint32_t rank)
+{
+    fe_rank *f = &s->r[rank].fe;
+    ins *in = &f->q[f->head];
+    if ((in->type == I_WAIT && in->u.w.reqs != in->u.w.inl) || (in->type == I_COLL && in->u.c.v))
+        fe_release(f, in);
+    f->head = (f->head + 1) & (f->cap - 1);
+    f->base++;
+    f->len--;
+}
 
 /* coll.c */
 /* Round k of a rank's schedule.  m (zeroed before round 0, kept across the
