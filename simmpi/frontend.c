@@ -654,8 +654,9 @@ static int emit_coll_copy(tctx *t, const ins *c)
     return 0;
 }
 
-/* One completed request: its engine request joins the wait set. */
-static int complete_one(tctx *t, uint64_t id, const ph_status *st, uint32_t *set, uint32_t *n)
+/* One completed request: its engine request joins the wait set.  Inline in
+ * both loops that call it: it is most of what a Wait costs. */
+static inline __attribute__((always_inline)) int complete_one(tctx *t, uint64_t id, const ph_status *st, uint32_t *set, uint32_t *n)
 {
     fe_req *e = map_find(t->f, id);
     if (!e)
@@ -712,8 +713,29 @@ static int emit_failed_test(tctx *t, unsigned kind)
     return 0;
 }
 
+/* A Waitall completes its requests in order, statuses alongside (what
+ * ph_event_completions would list): no positions to make and read back. */
+static int t_waitall(tctx *t)
+{
+    const ph_event *ev = t->ev;
+    uint32_t set_in[WAIT_INLINE], n = 0;
+    uint32_t *set = ev->nreqs > WAIT_INLINE ? malloc(ev->nreqs * sizeof *set) : set_in;
+    if (!set)
+        return sim_fail(t->s, "out of memory (rank %u)", t->rank);
+    int rc = 0;
+    for (uint32_t i = 0; i < ev->nreqs && rc == 0; i++)
+        rc = complete_one(t, ev->reqs[i], i < ev->nstatus ? &ev->status[i] : NULL, set, &n);
+    if (rc == 0 && n)
+        rc = emit_wait(t, set, n);
+    if (set != set_in)
+        free(set);
+    return rc;
+}
+
 static int t_wait(tctx *t, unsigned kind)
 {
+    if (kind == PH_K_WAITALL)
+        return t_waitall(t);
     const ph_event *ev = t->ev;
     uint32_t nr = ev->nreqs ? ev->nreqs : 1, n = 0;
     uint32_t pos_in[WAIT_INLINE], set_in[WAIT_INLINE];
