@@ -6,12 +6,18 @@
  * the algorithm chosen, then per rank and round "S src dst round bytes"
  * for sends and "R src dst round" for receives, in posting order.  The v
  * arguments are per-rank bytes of the v-collectives.  tests/simmpi-coll-model.py
- * checks this against its own implementation of each algorithm. */
+ * checks this against its own implementation of each algorithm.
+ *
+ *   coll-list -r RANK COLL ALG SIZE ROOT COUNT ESIZE
+ *
+ * sums up rank RANK's schedule alone ("rank R rounds N sends N recvs N bytes
+ * B"), as the simulator asks for it, round after round: at sizes where
+ * listing every rank's messages would take too long. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "simmpi.h"
+#include "internal.h"
 
 static void print_msg(void *ctx, const simmpi_coll_msg *m, int is_recv)
 {
@@ -22,8 +28,43 @@ static void print_msg(void *ctx, const simmpi_coll_msg *m, int is_recv)
         printf("S %u %u %u %llu\n", m->src, m->dst, m->round, (unsigned long long)m->bytes);
 }
 
+/* One rank's rounds, through the memo a rank keeps, as engine.c asks for them. */
+static int one_rank(const simmpi_coll_args *a, uint32_t me)
+{
+    int alg = coll_alg_resolve(a->coll, a->alg, a->size, a->count * a->esize);
+    ins_coll c = {.coll = (uint8_t)a->coll, .alg = (uint8_t)alg, .size = a->size, .me = me,
+                  .root = a->root, .count = a->count, .esize = a->esize ? a->esize : 1};
+    coll_memo memo = {0};
+    coll_round cr = {0};
+    unsigned long long rounds = 0, sends = 0, recvs = 0, bytes = 0;
+    int hit;
+    while ((hit = coll_round_get(&c, &memo, (uint32_t)rounds, &cr)) > 0) {
+        rounds++;
+        sends += cr.nsend;
+        recvs += cr.nrecv;
+        for (uint32_t i = 0; i < cr.nsend; i++)
+            bytes += cr.send[i].bytes;
+    }
+    free(cr.send);
+    free(cr.recv);
+    if (hit < 0)
+        return -1;
+    printf("rank %u rounds %llu sends %llu recvs %llu bytes %llu\n", me, rounds, sends, recvs, bytes);
+    return alg;
+}
+
 int main(int argc, char **argv)
 {
+    long rank = -1;
+    if (argc > 2 && strcmp(argv[1], "-r") == 0) {
+        rank = atol(argv[2]);
+        argv += 2;
+        argc -= 2;
+        if (argc != 7) {
+            fprintf(stderr, "usage: coll-list -r RANK COLL ALG SIZE ROOT COUNT ESIZE\n");
+            return 2;
+        }
+    }
     if (argc < 7) {
         fprintf(stderr, "usage: coll-list COLL ALG SIZE ROOT COUNT ESIZE [V...]\n");
         return 2;
@@ -37,6 +78,10 @@ int main(int argc, char **argv)
     simmpi_coll_args a = {.coll = (simmpi_coll)coll, .alg = alg, .size = (uint32_t)atoi(argv[3]),
                           .root = (uint32_t)atoi(argv[4]), .count = strtoull(argv[5], NULL, 10),
                           .esize = (uint32_t)atoi(argv[6])};
+    if (rank >= 0 && (a.size == 0 || a.root >= a.size || (uint64_t)rank >= a.size)) {
+        fprintf(stderr, "coll-list: rank or root out of range\n");
+        return 2;
+    }
     uint64_t *v = NULL;
     if (argc > 7) {
         if ((uint32_t)(argc - 7) != a.size) {
@@ -48,7 +93,7 @@ int main(int argc, char **argv)
             v[i] = strtoull(argv[7 + i], NULL, 10);
         a.vbytes = v;
     }
-    int used = simmpi_coll_messages(&a, print_msg, NULL, 1);
+    int used = rank >= 0 ? one_rank(&a, (uint32_t)rank) : simmpi_coll_messages(&a, print_msg, NULL, 1);
     if (used < 0) {
         fprintf(stderr, "coll-list: cannot decompose\n");
         return 1;

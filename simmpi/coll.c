@@ -34,6 +34,20 @@ static int rnd(rb *b)
     return 1;
 }
 
+/* n rounds in a row, one after the other: *i is the wanted one's index among
+ * them, if it is one of them.  Walking past them costs O(1), where n calls
+ * of rnd() would cost O(n), and so a whole schedule of O(p) rounds O(p^2). */
+static int rnd_of(rb *b, uint32_t n, uint32_t *i)
+{
+    uint32_t first = b->cur;
+    b->cur += n;
+    if (b->want < first || b->want - first >= n)
+        return 0;
+    *i = b->want - first;
+    b->hit = 1;
+    return 1;
+}
+
 static void S(coll_round *o, uint32_t peer, uint64_t bytes)
 {
     o->send[o->nsend++] = (coll_xfer){peer, bytes};
@@ -379,11 +393,8 @@ static int bcast_scatter_allgather(const ins_coll *c, rb *b, int ring)
                 S(b->o, real(c, v + mask), n * es);
             cur -= n;
         }
-    for (uint32_t i = 0; i + 1 < p; i++) {
-        if (!ring && is_pof2(p)) {
-            uint32_t d = 1u << i;
-            if (d >= p)
-                break;
+    if (!ring && is_pof2(p)) {
+        for (uint32_t d = 1; d < p; d <<= 1) {
             uint32_t base = v & ~(d - 1);
             uint64_t lo = (uint64_t)base * sc, hi = (uint64_t)(base + d) * sc;
             uint64_t n = lo >= c->count ? 0 : (hi < c->count ? hi : c->count) - lo;
@@ -391,14 +402,15 @@ static int bcast_scatter_allgather(const ins_coll *c, rb *b, int ring)
                 S(b->o, real(c, v ^ d), n * es);
                 R(b->o, real(c, v ^ d));
             }
-            continue;
         }
+        return b->hit;
+    }
+    uint32_t i; /* the ring: p-1 rounds, round i passes on block v - i */
+    if (rnd_of(b, p - 1, &i)) {
         uint32_t blkno = (v + p - i) % p;
         uint64_t lo = (uint64_t)blkno * sc, n = lo >= c->count ? 0 : c->count - lo;
-        if (rnd(b)) {
-            S(b->o, real(c, (v + 1) % p), (n < sc ? n : sc) * es);
-            R(b->o, real(c, (v + p - 1) % p));
-        }
+        S(b->o, real(c, (v + 1) % p), (n < sc ? n : sc) * es);
+        R(b->o, real(c, (v + p - 1) % p));
     }
     return b->hit;
 }
@@ -864,11 +876,12 @@ static int gather_linear(const ins_coll *c, rb *b, int sync)
                     R(b->o, i);
         return b->hit;
     }
-    for (uint32_t i = 0; i < p; i++) /* linear_sync: a zero-byte go-ahead to each */
-        if (i != c->root && rnd(b)) {
-            S(b->o, i, 0);
-            R(b->o, i);
-        }
+    uint32_t i; /* linear_sync: a zero-byte go-ahead to each other rank, in rank order */
+    if (rnd_of(b, p - 1, &i)) {
+        uint32_t peer = i < c->root ? i : i + 1;
+        S(b->o, peer, 0);
+        R(b->o, peer);
+    }
     return b->hit;
 }
 
@@ -897,9 +910,11 @@ static int scatter_linear(const ins_coll *c, rb *b, int one_round)
                     S(b->o, i, to_peer(c, i));
         return b->hit;
     }
-    for (uint32_t i = 0; i < p; i++) /* one blocking send after the other */
-        if (i != c->root && rnd(b))
-            S(b->o, i, to_peer(c, i));
+    uint32_t i; /* one blocking send after the other, in rank order */
+    if (rnd_of(b, p - 1, &i)) {
+        uint32_t peer = i < c->root ? i : i + 1;
+        S(b->o, peer, to_peer(c, peer));
+    }
     return b->hit;
 }
 
