@@ -962,15 +962,25 @@ static int rs_ring(const ins_coll *c, rb *b)
     return b->hit = 1;
 }
 
+/* Blocks of the ranks [a, b) of rs_halving's p' = pof2 new ranks: new rank i
+ * owns the blocks of old ranks 2i, 2i+1 (i < rem) or i + rem, so a range of
+ * new ranks owns one range of old ranks. */
+static uint64_t rs_new_blocks(const ins_coll *c, uint32_t rem, uint32_t a, uint32_t b)
+{
+    uint32_t oa = a < rem ? 2 * a : a + rem, ob = b < rem ? 2 * b : b + rem;
+    return blocks(c, oa, ob - oa);
+}
+
 /* Recursive halving (Thakur et al.): the first 2r ranks fold pairwise into
  * p' = 2^floor(log p), halving rounds over block ranges, then the folded-out
- * ranks get their blocks. */
+ * ranks get their blocks.  Only the wanted round sums its blocks: with
+ * per-rank sizes that is a loop over them. */
 static int rs_halving(const ins_coll *c, rb *b)
 {
     uint32_t p = c->size, me = c->me, pof2 = pof2_floor(p), rem = p - pof2;
-    uint64_t all = blocks(c, 0, p);
     int32_t v = me < 2 * rem ? (me % 2 ? (int32_t)(me / 2) : -1) : (int32_t)(me - rem);
     if (me < 2 * rem && rnd(b)) {
+        uint64_t all = blocks(c, 0, p);
         if (me % 2 == 0) {
             S(b->o, me + 1, all);
         } else {
@@ -978,25 +988,16 @@ static int rs_halving(const ins_coll *c, rb *b)
             b->o->reduce_bytes = all;
         }
     }
-    /* new rank i owns the blocks of old ranks: 2i, 2i+1 (i < rem) or i + rem */
     uint32_t lo = 0, hi = pof2;
     for (uint32_t mask = pof2 >> 1; v >= 0 && mask > 0; mask >>= 1) {
         uint32_t vd = (uint32_t)v ^ mask, dest = vd < rem ? vd * 2 + 1 : vd + rem;
-        uint32_t mid = lo + mask, slo = (uint32_t)v < mid ? mid : lo, shi = (uint32_t)v < mid ? hi : mid;
-        uint64_t sbytes = 0, rbytes = 0;
-        for (uint32_t i = lo; i < hi; i++) {
-            uint64_t bi = i < rem ? blocks(c, 2 * i, 2) : blocks(c, i + rem, 1);
-            if (i >= slo && i < shi)
-                sbytes += bi;
-            else
-                rbytes += bi;
-        }
+        uint32_t mid = lo + mask, low = (uint32_t)v < mid; /* I keep [lo, mid), send [mid, hi) */
         if (rnd(b)) {
-            S(b->o, dest, sbytes);
+            S(b->o, dest, low ? rs_new_blocks(c, rem, mid, hi) : rs_new_blocks(c, rem, lo, mid));
             R(b->o, dest);
-            b->o->reduce_bytes = rbytes;
+            b->o->reduce_bytes = low ? rs_new_blocks(c, rem, lo, mid) : rs_new_blocks(c, rem, mid, hi);
         }
-        if ((uint32_t)v < mid)
+        if (low)
             hi = mid;
         else
             lo = mid;
