@@ -765,7 +765,7 @@ static void ag_parts(const ins_coll *c, rb *b, int idx, ins_coll *part)
     if (idx == 0) {
         *part = sub_coll(c, v ? SIMMPI_GATHERV : SIMMPI_GATHER,
                          v ? 1 : sub_alg(b, 0, SIMMPI_GATHER, c->size, B(c)), 0, c->count);
-        if (v) {
+        if (v && c->v) { /* without per-rank sizes every rank gives count elements */
             part->count = c->v[c->me];
             part->esize = 1;
         }

@@ -53,4 +53,10 @@ expect "scatter basic_linear root, $p ranks" "$("$LIST" -r $root scatter basic_l
   "rank $root rounds $((p - 1)) sends $((p - 1)) recvs 0 bytes $(((p - 1) * 40))"
 expect "bcast ring root, $p ranks" "$("$LIST" -r $root bcast scatter_allgather_ring $p $root $((3 * p)) 8 | head -1)" \
   "rank $root rounds $((18 + p - 1)) sends $((18 + p - 1)) recvs $((p - 1)) bytes $((2 * (p - 1) * 24))"
+# A v-collective without per-rank sizes: every rank gives count elements,
+# as with equal sizes (allgatherv's linear gather read a missing size).
+for alg in auto 1 2 3 4 5; do
+  expect "allgatherv $alg without sizes" "$("$LIST" allgatherv $alg 7 0 2 4 | cksum)" \
+    "$("$LIST" allgatherv $alg 7 0 2 4 8 8 8 8 8 8 8 | cksum)"
+done
 echo "collectives: decompositions and decisions checked"
