@@ -1145,9 +1145,12 @@ ph_trace *ph_trace_open(const char *dir, ph_err *err)
         return NULL;
     }
     t->dir = strdup(dir);
-    size_t n = strlen(dir) + 16;
-    char *mp = malloc(n);
-    snprintf(mp, n, "%s/meta.json", dir);
+    char *mp = NULL;
+    if (!t->dir || asprintf(&mp, "%s/meta.json", dir) < 0) {
+        mp = NULL;
+        ph_err_set(err, "out of memory");
+        goto fail;
+    }
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         ph_err_set(err, "%s: not a trace directory (%s)", dir,
