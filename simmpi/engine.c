@@ -155,16 +155,19 @@ static void queue_rank(sim *s, uint32_t rank)
 
 /* ---- match table: open addressing, linear probing, backward-shift delete ---- */
 
-static uint64_t mkey_hash(const mkey *k)
+static uint64_t mkey_hash(mkey k)
 {
-    uint64_t h = ((uint64_t)k->ctx << 32 | k->src) * 0x9E3779B97F4A7C15ull;
-    h ^= ((uint64_t)k->dst << 32 | (uint32_t)k->tag) * 0xC2B2AE3D27D4EB4Full;
+    uint64_t h = k.w[0] * 0x9E3779B97F4A7C15ull ^ k.w[1] * 0xC2B2AE3D27D4EB4Full;
     return h ^ (h >> 29);
 }
 
-static int mkey_eq(const mkey *a, const mkey *b)
+/* Where k's probe ends in t: its entry, or the free slot it would take. */
+static uint64_t mt_slot(const mtable *t, mkey k)
 {
-    return a->ctx == b->ctx && a->src == b->src && a->dst == b->dst && a->tag == b->tag;
+    uint64_t i = mkey_hash(k) & t->mask;
+    while (t->e[i].kind != MK_FREE && (t->e[i].k.w[0] != k.w[0] || t->e[i].k.w[1] != k.w[1]))
+        i = (i + 1) & t->mask;
+    return i;
 }
 
 static int mt_grow(mtable *t)
@@ -173,37 +176,39 @@ static int mt_grow(mtable *t)
     mentry *ne = calloc(ncap, sizeof *ne);
     if (!ne)
         return -1;
-    for (uint64_t i = 0; t->e && i <= t->mask; i++) {
-        if (t->e[i].kind == MK_FREE)
-            continue;
-        uint64_t j = mkey_hash(&t->e[i].k) & (ncap - 1);
-        while (ne[j].kind != MK_FREE)
-            j = (j + 1) & (ncap - 1);
-        ne[j] = t->e[i];
-    }
+    mtable nt = {.e = ne, .mask = ncap - 1, .used = t->used};
+    for (uint64_t i = 0; t->e && i <= t->mask; i++)
+        if (t->e[i].kind != MK_FREE)
+            ne[mt_slot(&nt, t->e[i].k)] = t->e[i];
     free(t->e);
-    t->e = ne;
-    t->mask = ncap - 1;
+    *t = nt;
     return 0;
 }
 
-/* The entry for k, created empty (kind MK_RECVS with no queue) if absent. */
-static mentry *mt_get(sim *s, const mkey *k)
+/* k is not in the table, whose free slot i ended its probe: a new entry
+ * there (kind MK_RECVS, no queue), or after growing the table.  Out of
+ * line: most lookups find their entry. */
+static __attribute__((noinline)) mentry *mt_insert(sim *s, mkey k, uint64_t i)
 {
     mtable *t = &s->mt;
-    if ((!t->e || (t->used + 1) * 2 > t->mask + 1) && mt_grow(t) < 0) {
-        sim_fail(s, "out of memory (match table of %llu entries)", (unsigned long long)t->used);
-        return NULL;
-    }
-    uint64_t i = mkey_hash(k) & t->mask;
-    while (t->e[i].kind != MK_FREE) {
-        if (mkey_eq(&t->e[i].k, k))
-            return &t->e[i];
-        i = (i + 1) & t->mask;
+    if ((t->used + 1) * 2 > t->mask + 1) {
+        if (mt_grow(t) < 0) {
+            sim_fail(s, "out of memory (match table of %llu entries)", (unsigned long long)t->used);
+            return NULL;
+        }
+        i = mt_slot(t, k);
     }
     t->used++;
-    t->e[i] = (mentry){.k = *k, .head = NIL, .tail = NIL, .probe = NIL, .kind = MK_RECVS};
+    t->e[i] = (mentry){.k = k, .head = NIL, .tail = NIL, .probe = NIL, .kind = MK_RECVS};
     return &t->e[i];
+}
+
+/* The entry for k, created empty if absent.  Inline: twice a message (the
+ * table is allocated in setup, so never NULL here). */
+static inline mentry *mt_get(sim *s, mkey k)
+{
+    mentry *e = &s->mt.e[mt_slot(&s->mt, k)];
+    return e->kind != MK_FREE ? e : mt_insert(s, k, (uint64_t)(e - s->mt.e));
 }
 
 static void mt_del(mtable *t, mentry *e)
@@ -215,7 +220,7 @@ static void mt_del(mtable *t, mentry *e)
         j = (j + 1) & t->mask;
         if (t->e[j].kind == MK_FREE)
             return;
-        uint64_t home = mkey_hash(&t->e[j].k) & t->mask;
+        uint64_t home = mkey_hash(t->e[j].k) & t->mask;
         /* move e[j] into the hole unless its home lies cyclically in (i, j] */
         if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
             continue;
@@ -455,13 +460,22 @@ static void bind_probe(sim *s, uint32_t qi, uint32_t mi)
         s->ms[mi].probe = qi;
 }
 
+/* A communicator's matching context: its cache entry's, once known, without
+ * the call (every message asks). */
+static inline uint32_t p2p_ctx(sim *s, uint32_t comm)
+{
+    if (comm < s->ncomms && s->comms[comm].ctx_known)
+        return s->comms[comm].ctx;
+    return sim_p2p_ctx(s, comm);
+}
+
 static mkey key_of(sim *s, uint32_t comm, int coll, uint32_t src, uint32_t dst, int32_t tag)
 {
-    uint32_t ctx = coll ? comm : sim_p2p_ctx(s, comm);
+    uint32_t ctx = coll ? comm : p2p_ctx(s, comm);
     return (mkey){.ctx = ctx * 2 + (coll ? 1 : 0), .src = src, .dst = dst, .tag = tag};
 }
 
-static void match_send(sim *s, uint32_t mi, const mkey *k)
+static void match_send(sim *s, uint32_t mi, mkey k)
 {
     mentry *e = mt_get(s, k);
     if (!e)
@@ -487,7 +501,7 @@ static void match_send(sim *s, uint32_t mi, const mkey *k)
     }
 }
 
-static void match_recv(sim *s, uint32_t qi, const mkey *k)
+static void match_recv(sim *s, uint32_t qi, mkey k)
 {
     mentry *e = mt_get(s, k);
     if (!e)
@@ -542,7 +556,7 @@ static void post_send(sim *s, uint32_t rank, const ins_p2p *p, uint32_t comm, in
         s->rq[p->req].syn_from = r->now + lp->L; /* the RTS is there: only the receiver is missing */
         push(s, r->now + lp->L, m->dst, EV_RTS, mi);
     }
-    match_send(s, mi, &k);
+    match_send(s, mi, k);
 }
 
 static void post_recv(sim *s, uint32_t rank, const ins_p2p *p, uint32_t comm, int coll)
@@ -551,7 +565,7 @@ static void post_recv(sim *s, uint32_t rank, const ins_p2p *p, uint32_t comm, in
     q->state |= RS_POSTED;
     q->t_post = s->r[rank].now;
     mkey k = key_of(s, comm, coll, (uint32_t)p->peer, rank, p->tag);
-    match_recv(s, p->req, &k);
+    match_recv(s, p->req, k);
 }
 
 /* ---- completion, blocking and waking ---------------------------------------------- */
@@ -861,7 +875,7 @@ static int exec_probe(sim *s, uint32_t rank, const ins *in)
     uint32_t qi = in->u.p.req;
     if (!r->unblocked) {
         mkey k = key_of(s, in->comm, 0, (uint32_t)in->u.p.peer, rank, in->u.p.tag);
-        mentry *e = mt_get(s, &k);
+        mentry *e = mt_get(s, k);
         if (!e)
             return -1;
         s->rq[qi].t_post = r->now;
@@ -1262,6 +1276,8 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
         return sim_fail(s, "out of memory (%u ranks)", s->n);
     for (uint32_t i = 0; i < s->n; i++)
         s->r[i].freerq = NIL;
+    if (mt_grow(&s->mt) < 0) /* mt_get looks without checking for a table */
+        return sim_fail(s, "out of memory");
     s->res->nranks = s->n;
     s->res->nsites = src->nsites;
     s->res->ranks = calloc(s->n ? s->n : 1, sizeof *s->res->ranks);

@@ -109,10 +109,13 @@ typedef struct msg {
 } msg;
 
 /* Match queues by (communicator context, source, destination, tag). */
-typedef struct mkey {
-    uint32_t ctx;        /* comm id * 2 + 1 for collective traffic */
-    uint32_t src, dst;
-    int32_t tag;
+typedef union mkey {
+    struct {
+        uint32_t ctx;    /* comm id * 2 + 1 for collective traffic */
+        uint32_t src, dst;
+        int32_t tag;
+    };
+    uint64_t w[2];       /* the same as two words: hashed and compared whole */
 } mkey;
 
 typedef struct mentry {
