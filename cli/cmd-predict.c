@@ -481,7 +481,7 @@ static void print_poll_note(const simmpi_result *res)
            "is the recorded run's, set by its timing, not the target's (doc/simmpi.md section 4)\n",
            (unsigned long long)res->failed_polls, simmpi_fmt_time(res->failed_poll_time, t, sizeof t), 100 * share);
     if (res->folded_polls)
-        printf("(%llu more cost nothing: their requests had completed in the simulation)\n",
+        printf("(%llu more cost nothing: the simulation had completed their requests or delivered their message)\n",
                (unsigned long long)res->folded_polls);
 }
 

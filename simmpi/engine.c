@@ -224,6 +224,13 @@ static inline mentry *mt_get(sim *s, mkey k)
     return e->kind != MK_FREE ? e : mt_insert(s, k, (uint64_t)(e - s->mt.e));
 }
 
+/* The entry for k, or NULL: a lookup that creates nothing. */
+static const mentry *mt_find(const mtable *t, mkey k)
+{
+    const mentry *e = &t->e[mt_slot(t, k)];
+    return e->kind != MK_FREE ? e : NULL;
+}
+
 static void mt_del(mtable *t, mentry *e)
 {
     uint64_t i = (uint64_t)(e - t->e), j = i;
@@ -936,14 +943,33 @@ static int test_would_succeed(const sim *s, const srank *r, const ins *in)
     return n && (in->flags & F_ALL ? done == n : done > 0);
 }
 
+/* Whether a failed Iprobe from one source with one tag (not a wildcard:
+ * which of several envelopes the target would have found first is not
+ * the trace's) would have found a message: the next unmatched one from
+ * that source and tag is at the rank by its clock. */
+static int probe_would_succeed(sim *s, uint32_t rank, const ins *in)
+{
+    const ins_p2p *p = &in->u.p;
+    if (p->peer < 0 || p->tag < 0)
+        return 0;
+    const mentry *e = mt_find(&s->mt, key_of(s, in->comm, 0, (uint32_t)p->peer, rank, p->tag));
+    if (!e || e->kind != MK_SENDS || e->head == NIL)
+        return 0;
+    const msg *m = &s->ms[e->head];
+    return (m->state & MS_ENVELOPE) && m->t_env <= s->r[rank].now;
+}
+
 /* A Test that completed nothing or an Iprobe that found nothing, as
  * recorded: charged, and counted for the note on polling (simmpi.h).  A
- * Test whose requests the simulation has completed is folded: it costs
- * nothing, as the target would not have polled again (the successful Test
- * the trace has later still costs what a completion costs). */
+ * Test whose requests the simulation has completed, or an Iprobe whose
+ * message is in, is folded: it costs nothing, as the target would not have
+ * polled again (the successful Test or Iprobe the trace has later still
+ * costs what it costs). */
 static int failed_poll(sim *s, srank *r, const ins *in)
 {
-    if (test_would_succeed(s, r, in)) {
+    int found = in->flags & F_PROBE ? probe_would_succeed(s, (uint32_t)(r - s->r), in)
+                                    : test_would_succeed(s, r, in);
+    if (found) {
         s->res->folded_polls++;
         return DONE;
     }

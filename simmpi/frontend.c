@@ -568,9 +568,14 @@ static int t_probe(tctx *t, unsigned kind)
     const ph_event *ev = t->ev;
     if ((kind == PH_K_IPROBE || kind == PH_K_IMPROBE) && ev->flag <= 0) {
         ins *in = emit(t, I_POLL);
-        if (in)
-            in->flags |= F_PROBE;
-        return in ? 0 : -1;
+        if (!in)
+            return -1;
+        in->flags |= F_PROBE;
+        /* what it looked for, so that it folds where the message is in
+         * (engine.c); -1: any source, or one that is no rank */
+        in->u.p.peer = world_ok(t, ev->peer_world) ? ev->peer_world : -1;
+        in->u.p.tag = ev->tag;
+        return 0;
     }
     const ph_status *st = ev->nstatus ? &ev->status[0] : NULL;
     int matched = st && st->source >= 0;

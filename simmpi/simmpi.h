@@ -219,8 +219,9 @@ typedef struct simmpi_result {
      * run's, set by its timing, not the target's. */
     uint64_t failed_polls;
     simtime failed_poll_time;
-    /* Failed Tests not charged: their requests had completed in the
-     * simulation, so the target's Test would have succeeded. */
+    /* Failed Tests and Iprobes not charged: their requests had completed
+     * (an Iprobe's message had arrived) in the simulation, so the target's
+     * call would have succeeded. */
     uint64_t folded_polls;
 } simmpi_result;
 

@@ -24,6 +24,9 @@
  *   poll        rank 1: Irecv, three Tests that fail, one that succeeds;
  *               then two Iprobes that find nothing (COMP before each);
  *               rank 0 sends after comp0
+ *   iprobe      rank 1: Iprobes of (0, tag 9), (0, 9), (ANY_SOURCE, 9) and
+ *               (0, ANY_TAG) that find nothing, one of (0, 9) that finds the
+ *               message, then Recv (COMP before each); rank 0 sends after comp0
  *   testall     rank 1: Irecv from 0, Isend to 0, three Testalls (--op testany:
  *               Testanys) of both that fail, then Waitall (COMP before each);
  *               rank 0 sends after comp0, then receives
@@ -326,6 +329,28 @@ static void k_poll(const opts *o, W *w)
     }
 }
 
+/* Failed Iprobes of one source and tag, then of wildcards, a successful
+ * one, the receive: what folds, and what never does. */
+static void k_iprobe(const opts *o, W *w)
+{
+    if (w->rank == 0) {
+        send_(w, PH_OP_SEND, 1, 9, o->bytes, o->comp0);
+        return;
+    }
+    static const int32_t src[5] = {0, 0, PH_ANY_SOURCE, 0, 0}, tag[5] = {9, 9, 9, PH_ANY_TAG, 9};
+    for (int i = 0; i < 5; i++) {
+        ph_event e = ev0(PH_OP_IPROBE);
+        ph_status s = st(0, 9, o->bytes);
+        e.peer = e.peer_world = src[i];
+        e.tag = tag[i];
+        e.flag = i == 4;
+        e.nstatus = i == 4;
+        e.status = &s;
+        put(w, &e, o->comp);
+    }
+    recv_(w, 0, 9, o->bytes, o->comp);
+}
+
 /* Rank 1 posts a receive from 0 and an eager send to 0, tests both three
  * times in vain (--op testall or testany, COMP before each), then waits
  * for both.  Rank 0 sends after comp0, then receives. */
@@ -448,6 +473,7 @@ static void write_rank(const opts *o, W *w, const uint32_t *halves)
     else if (!strcmp(k, "deadlock")) k_deadlock(o, w);
     else if (!strcmp(k, "wildcard")) k_wildcard(o, w);
     else if (!strcmp(k, "poll")) k_poll(o, w);
+    else if (!strcmp(k, "iprobe")) k_iprobe(o, w);
     else if (!strcmp(k, "testall")) k_testall(o, w);
     else if (!strcmp(k, "persistent")) k_persistent(o, w);
     else if (!strcmp(k, "probe")) k_probe(o, w);
