@@ -248,11 +248,38 @@ static char *rank_path(const ph_trace *t, uint32_t rank, const char *ext)
     return p;
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* 1 when no rank is listed twice in m (a group's members), 0 when one is,
+ * -1 out of memory.  The simulator takes a rank's place in a group to be
+ * unique; a table that breaks that is corrupt, not a group. */
+static int distinct_ranks(const int32_t *m, uint32_t n)
+{
+    int32_t *c = malloc((n ? n : 1) * sizeof *c);
+    if (!c)
+        return -1;
+    memcpy(c, m, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_i32);
+    uint32_t i = 1;
+    while (i < n && c[i] != c[i - 1])
+        i++;
+    free(c);
+    return i >= n;
+}
+
+/* A group is added once per gid; -1 out of memory, -2 a rank listed twice. */
 static int add_comm(ph_trace *t, uint64_t gid, uint32_t size, const int32_t *members,
                     uint32_t rsize, const int32_t *remote)
 {
     if (gid_find(&t->comm_ids, gid) >= 0)
         return 0;
+    int d = distinct_ranks(members, size), dr = d > 0 ? distinct_ranks(remote, rsize) : d;
+    if (d <= 0 || dr <= 0)
+        return d < 0 || dr < 0 ? -1 : -2;
     ph_comm_info *c = realloc(t->comms, (t->ncomms + 1) * sizeof *c);
     if (!c)
         return -1;
@@ -487,8 +514,13 @@ static int read_comm_def(ph_rank_reader *r, ph_err *err)
     int rc = 0;
     if (c->bad)
         rc = rr_fail(r, err, "communicator member");
-    else if (r->defs_only)
+    else if (r->defs_only) {
         rc = add_comm(r->t, gid, (uint32_t)size, m, (uint32_t)rsize, rm);
+        if (rc == -2)
+            rc = rr_fail(r, err, "communicator member listed twice");
+        else if (rc < 0)
+            ph_err_set(err, "out of memory");
+    }
     if (rc == 0) {
         long id = gid_find(&r->t->comm_ids, gid);
         if (id < 0 || local_set(&r->comms, idx, (uint32_t)id) < 0)

@@ -77,3 +77,21 @@ mid=$(( $(stat -c %s "$f") / 2 ))
 frame=$($FRAMES "$f" --containing $mid)
 flip "$f" $mid
 expect log-flipped rank-000001.log "$frame" "dump --log"
+
+# A communicator table that lists a rank twice is corrupt, not a group: the
+# simulator takes each member's place to be unique.  One line naming meta.json.
+damage twice
+python3 - "$WORK/twice/meta.json" <<'PY' || fail "editing meta.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["comms"][0]["members"] = [1, 1]
+json.dump(d, open(sys.argv[1], "w"))
+PY
+for verb in stats "predict --platform $top_srcdir/platforms/ib-qdr.conf"; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$PHANTOM" $verb "$WORK/twice" > /dev/null 2> "$WORK/twice.err" || rc=$?
+  [ $rc -eq 1 ] && [ "$(wc -l < "$WORK/twice.err")" -eq 1 ] &&
+    grep -q "twice/meta.json: communicator table entry 0 is malformed$" "$WORK/twice.err" ||
+    fail "a rank listed twice: phantom $verb exited $rc: $(cat "$WORK/twice.err")"
+done
