@@ -1027,8 +1027,10 @@ static simtime comp_unit(sim *s, uint32_t rank, uint64_t k, uint64_t host_ns)
     return ps;
 }
 
-/* Reads and translates the rank's next event; 0 at the end, -1 on error. */
-static int fe_read(sim *s, uint32_t rank)
+/* Reads and translates the rank's next event; 0 at the end, -1 on error.
+ * Inline in fe_read_ahead, its only caller: once an event, the call's frame
+ * cost about 12 instructions. */
+static inline __attribute__((always_inline)) int fe_read(sim *s, uint32_t rank)
 {
     fe_rank *f = &s->r[rank].fe;
     ph_event ev;
