@@ -138,7 +138,9 @@ static fe_req *ovf_find(const fe_rank *f, uint64_t id)
     }
 }
 
-static fe_req *map_find(fe_rank *f, uint64_t id)
+/* Inline (like map_add and new_req): Waitall's loop calls it once a
+ * request, and the call cost more than the lookup. */
+static inline __attribute__((always_inline)) fe_req *map_find(fe_rank *f, uint64_t id)
 {
     if (f->wincap) {
         fe_req *e = &f->win[id & (f->wincap - 1)];
@@ -266,7 +268,8 @@ static fe_req *map_add_slow(tctx *t, uint64_t id, uint8_t kind)
 
 /* A fresh entry for id (replacing a stale one).  The common case, a new id
  * whose slot is free, calls nothing (and so saves no registers). */
-static fe_req *map_add(tctx *t, uint64_t id, uint8_t kind)
+static inline __attribute__((always_inline)) fe_req *map_add(tctx *t, uint64_t id,
+                                                             uint8_t kind)
 {
     fe_rank *f = t->f;
     if (!f->wincap)
@@ -322,7 +325,8 @@ static __attribute__((noinline, cold)) uint32_t new_req_grown(tctx *t, uint8_t k
 
 /* An engine request for the call being translated (NIL when out of
  * memory).  Growing the pool is out of line: the common path calls nothing. */
-static uint32_t new_req(tctx *t, uint8_t kind, int32_t peer, int32_t tag)
+static inline __attribute__((always_inline)) uint32_t new_req(tctx *t, uint8_t kind,
+                                                              int32_t peer, int32_t tag)
 {
     uint32_t q = req_reuse(t->s, t->rank);
     if (q == NIL)
