@@ -1312,6 +1312,7 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     s->next_progress = o->progress ? PROGRESS_STEP : UINT64_MAX;
     /* as simmpi_platform_load checks, for platforms built in code too */
     s->noise = s->pf.noise_pause && s->pf.noise_period > s->pf.noise_pause;
+    s->comp_plain = !o->comp.unit && o->comp_scale == 1.0;
     if (src->nranks > SIMMPI_MAX_RANKS)
         return sim_fail(s, "%u ranks: the simulator takes at most %u", src->nranks, SIMMPI_MAX_RANKS);
     if (!(o->comp_scale >= 0))

@@ -341,6 +341,7 @@ typedef struct sim {
     uint32_t done;
     uint64_t events, next_progress;
     int noise;            /* the platform's CPU noise is on (cpu_until) */
+    int comp_plain;       /* no comp.unit, comp_scale 1: a unit is the host's gap */
     ph_err *err;
     int failed;
 } sim;
