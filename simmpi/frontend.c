@@ -886,7 +886,10 @@ static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
                         (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name, comm);
     if (ci->remote_size)
         return 1; /* intercommunicator collectives are not simulated */
-    int32_t me = sim_comm_rank(s, comm, t->rank);
+    /* a rank at its own index (every rank of the world) needs no search */
+    int32_t me = t->rank < ci->size && ci->members[t->rank] == (int32_t)t->rank
+                     ? (int32_t)t->rank
+                     : sim_comm_rank(s, comm, t->rank);
     if (me < 0)
         return sim_fail(s, "rank %u: event %llu (%s): rank %u is not in communicator %u", t->rank,
                         (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name, t->rank, comm);
