@@ -401,8 +401,11 @@ static uint8_t send_flags(uint16_t op)
     return 0;
 }
 
-/* Posts a send; returns its engine request (NIL after a failure). */
-static uint32_t post_send(tctx *t, int32_t peer_world, int32_t tag, uint64_t bytes, uint8_t flags)
+/* Posts a send; returns its engine request (NIL after a failure).  Inline,
+ * like post_irecv: an Isend or Irecv is most events. */
+static inline __attribute__((always_inline)) uint32_t post_send(tctx *t, int32_t peer_world,
+                                                                int32_t tag, uint64_t bytes,
+                                                                uint8_t flags)
 {
     if (!world_ok(t, peer_world)) {
         bad_rank(t, "destination", peer_world);
@@ -446,7 +449,9 @@ static int t_recv(tctx *t)
 }
 
 /* Posts a nonblocking receive for map entry e; wildcards wait for their status. */
-static int post_irecv(tctx *t, fe_req *e, int32_t peer, int32_t peer_world, int32_t tag, uint64_t bytes)
+static inline __attribute__((always_inline)) int post_irecv(tctx *t, fe_req *e, int32_t peer,
+                                                            int32_t peer_world, int32_t tag,
+                                                            uint64_t bytes)
 {
     uint32_t q = new_req(t, RQ_RECV, peer_world, tag);
     if (q == NIL)
