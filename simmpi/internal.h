@@ -236,22 +236,28 @@ typedef struct fe_req {
     ins *coll;           /* FK_ICOLL: the collective to run at completion */
 } fe_req;
 
-typedef struct fe_rank { /* packed: srank stays five cache lines */
+/* Packed, srank stays five cache lines.  Hot first: what every call read
+ * or translated touches (ring, window, counters, host times) comes before
+ * what is rare (the first call's time, the overflow map, the scratch
+ * entry), so that at srank's offset 128 the hot part fills lines 2 and 3
+ * and only the cold tail reaches line 4 (see srank). */
+typedef struct fe_rank {
     ins *q;              /* ring of translated instructions */
     uint64_t base;       /* absolute index of q[head] */
     uint32_t head, len, cap;
     uint32_t unresolved;
-    uint32_t *spare, sparecap; /* a popped Wait's request array, for the next one */
-    uint32_t wincap;
     fe_req *win;         /* request map (frontend.c): id's entry at id mod wincap */
-    uint32_t winused, ovfcap;
-    fe_req *ovf;         /* live requests moved out of the window (hash map) */
-    uint32_t ovfused;
-    uint8_t started, eof, complete;
-    fe_req *scratch;     /* the entry of a call creating no findable request (id 0) */
+    uint32_t wincap, winused;
     uint64_t maxid;      /* the highest trace request id added */
+    uint32_t *spare, sparecap; /* a popped Wait's request array, for the next one */
+    uint8_t started, eof, complete;
     uint64_t events, k;  /* events read; computation units so far */
-    uint64_t t_start, t_end, prev_exit; /* host: first call's exit, last call's entry */
+    uint64_t t_end, prev_exit; /* host: last call's entry and exit */
+    /* cold */
+    uint64_t t_start;    /* host: first call's exit */
+    fe_req *ovf;         /* live requests moved out of the window (hash map) */
+    uint32_t ovfcap, ovfused;
+    fe_req *scratch;     /* the entry of a call creating no findable request (id 0) */
 } fe_rank;
 _Static_assert(sizeof(fe_rank) <= 136, "srank is five cache lines");
 
@@ -265,16 +271,21 @@ typedef struct coll_memo {
     uint32_t split;      /* rounds of a composition's first part + 1, 0: not counted */
 } coll_memo;
 
-/* The rest of what a rank's coll_memo is for: in the padding at the end of
- * srank, which stays five cache lines. */
+/* The rest of what a rank's coll_memo is for: at the end of srank, in the
+ * line with the rest of the collective state. */
 typedef struct coll_for {
     uint64_t count;
     uint32_t size, me, root, esize;
 } coll_for;
 
-/* Line-aligned (320 bytes): the fields an event touches first (clock, NICs,
- * wait state) are its first two lines, which engine.c's prefetch_next asks
- * for. */
+/* Line-aligned (320 bytes).  Past a few hundred ranks a rank's lines are
+ * out of the caches each time it runs again, so what matters is how many
+ * of them an event touches: line 0 (clock, debt, block, NICs: also what
+ * other ranks' messages touch) and line 1 (state, call, request free list,
+ * accounting), which engine.c's prefetch_next asks for, then the front
+ * end's hot part (lines 2 and 3).  Line 4 holds what only a collective
+ * (its round state and memo) or a rare path (fe_rank's cold tail) needs:
+ * a point-to-point call touches four lines, not five. */
 typedef struct srank {
     _Alignas(64) simtime now; /* virtual clock */
     simtime debt;        /* CPU taken by protocol handling while computing */
@@ -286,14 +297,18 @@ typedef struct srank {
     uint16_t op;         /* MPI call being executed (accounting) */
     uint32_t site;
     uint32_t round;      /* collective: next round */
+    simmpi_breakdown acct;
+    fe_rank fe;          /* from offset 128: lines 2, 3 and the start of 4 */
     simtime rcomp;       /* collective: reduction work after the current round */
     coll_memo memo;      /* collective: what its rounds need not work out again */
     uint32_t *creq;      /* requests of the current collective round */
     uint32_t ncreq, capcreq;
-    simmpi_breakdown acct;
-    fe_rank fe;
     coll_for memo_for;
 } srank;
+_Static_assert(sizeof(srank) == 320, "srank is five cache lines");
+_Static_assert(offsetof(srank, fe) == 128 && offsetof(srank, fe.t_start) <= 256 &&
+                   offsetof(srank, fe.t_start) >= 128 + offsetof(fe_rank, prev_exit) + 8,
+               "the front end's hot part is lines 2 and 3");
 
 typedef struct coll_xfer {
     uint32_t peer;
