@@ -122,6 +122,14 @@ static void free_coll(ins *c) /* an FK_ICOLL entry's collective */
     free(c);
 }
 
+static void free_aux(fe_req *e) /* what an entry owns (kind says which) */
+{
+    if (e->kind == FK_ICOLL)
+        free_coll(e->coll);
+    else
+        free(e->pers);
+}
+
 static uint32_t ovf_home(uint64_t id, uint32_t mask)
 {
     return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32) & mask; /* ids may be anything */
@@ -196,9 +204,11 @@ static void ovf_del(fe_rank *f, fe_req *e)
  * old one; an entry whose slot another already holds goes to the overflow. */
 static int win_resize(fe_rank *f, uint32_t nc)
 {
-    fe_req *w = calloc(nc, sizeof *w), *old = f->win;
+    /* line-aligned: an entry never straddles two lines */
+    fe_req *w = aligned_alloc(64, (size_t)nc * sizeof *w), *old = f->win;
     if (!w)
         return -1;
+    memset(w, 0, (size_t)nc * sizeof *w);
     uint32_t oc = f->wincap;
     f->win = w;
     f->wincap = nc;
@@ -227,14 +237,14 @@ static fe_req *map_slot_slow(fe_rank *f, uint64_t id)
 {
     if (!map_id_ok(id)) { /* never found again, as MPI_REQUEST_NULL is not */
         if (f->scratch)
-            free_coll(f->scratch->coll);
+            free_aux(f->scratch);
         else
             f->scratch = malloc(sizeof *f->scratch);
         return f->scratch;
     }
     fe_req *e = id <= f->maxid ? map_find(f, id) : NULL;
     if (e) {
-        free_coll(e->coll);
+        free_aux(e);
         return e;
     }
     if (!f->wincap && win_resize(f, WIN_FIRST) < 0)
@@ -286,7 +296,7 @@ static inline __attribute__((always_inline)) fe_req *map_add(tctx *t, uint64_t i
 
 static __attribute__((noinline, cold)) void map_del_slow(fe_rank *f, fe_req *e)
 {
-    free_coll(e->coll);
+    free_aux(e);
     e->coll = NULL;
     if ((uintptr_t)e - (uintptr_t)f->win < (uintptr_t)f->wincap * sizeof *e) {
         e->id = 0;
@@ -507,11 +517,15 @@ static int t_pinit(tctx *t, uint8_t kind)
     fe_req *e = map_add(t, ev->newreq, kind);
     if (!e)
         return -1;
-    e->comm = ev->comm;
-    e->peer = ev->peer == PH_PROC_NULL || ev->peer == PH_ANY_SOURCE ? ev->peer : ev->peer_world;
-    e->tag = ev->tag;
-    e->bytes = ev->bytes;
-    e->flags = send_flags(ev->op);
+    if (!(e->pers = malloc(sizeof *e->pers)))
+        return sim_fail(t->s, "out of memory (rank %u)", t->rank);
+    *e->pers = (fe_pers){
+        .comm = ev->comm,
+        .peer = ev->peer == PH_PROC_NULL || ev->peer == PH_ANY_SOURCE ? ev->peer : ev->peer_world,
+        .tag = ev->tag,
+        .flags = send_flags(ev->op),
+        .bytes = ev->bytes,
+    };
     return 0;
 }
 
@@ -522,19 +536,19 @@ static int start_one(tctx *t, uint64_t id)
     fe_req *e = map_find(t->f, id);
     if (!e || (e->kind != FK_PSEND && e->kind != FK_PRECV))
         return 0; /* a request we never saw created: nothing to simulate */
-    t->comm = e->comm;
+    const fe_pers *p = e->pers;
+    t->comm = p->comm;
     if (e->kind == FK_PRECV)
-        return post_irecv(t, e, e->peer, e->peer, e->tag, e->bytes);
-    if (e->peer == PH_PROC_NULL) {
-        uint32_t q = new_req(t, RQ_SEND, PH_PROC_NULL, e->tag);
+        return post_irecv(t, e, p->peer, p->peer, p->tag, p->bytes);
+    if (p->peer == PH_PROC_NULL) {
+        uint32_t q = new_req(t, RQ_SEND, PH_PROC_NULL, p->tag);
         if (q == NIL)
             return -1;
         req_null(t->s, q);
         e->ereq = q;
         return 0;
     }
-    int32_t peer = e->peer, tag = e->tag;
-    uint32_t q = post_send(t, peer, tag, e->bytes, e->flags);
+    uint32_t q = post_send(t, p->peer, p->tag, p->bytes, p->flags);
     if (q == NIL)
         return -1;
     map_find(t->f, id)->ereq = q;
@@ -1127,12 +1141,12 @@ void fe_free(fe_rank *f)
     }
     for (uint32_t i = 0; i < f->wincap; i++)
         if (f->win[i].id)
-            free_coll(f->win[i].coll);
+            free_aux(&f->win[i]);
     for (uint32_t i = 0; i < f->ovfcap; i++)
         if (f->ovf[i].id)
-            free_coll(f->ovf[i].coll);
+            free_aux(&f->ovf[i]);
     if (f->scratch)
-        free_coll(f->scratch->coll);
+        free_aux(f->scratch);
     free(f->scratch);
     free(f->q);
     free(f->win);

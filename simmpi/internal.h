@@ -225,16 +225,30 @@ static inline hev evheap_pop(evheap *hp)
 
 enum fe_kind { FK_SEND, FK_RECV, FK_PSEND, FK_PRECV, FK_ICOLL, FK_MSGH };
 
+/* What a persistent request was created with, for each Start. */
+typedef struct fe_pers {
+    uint32_t comm;
+    int32_t peer, tag;   /* world peer and tag as given */
+    uint8_t flags;       /* F_SYNC/F_BUFFERED of a send */
+    uint64_t bytes;
+} fe_pers;
+
+/* 32 bytes, and the window is 64-byte aligned: two entries a cache line.
+ * Every Isend and Irecv writes one and its Wait reads it again, long after
+ * (past a thousand ranks) the line left the caches; at 56 bytes (the
+ * persistent request's arguments inline) a stencil's 12 requests spread
+ * over 11 lines, and most entries straddled two. */
 typedef struct fe_req {
     uint64_t id;         /* trace request id; 0: free slot */
-    uint32_t ereq;       /* engine request of the current instance, or NIL */
-    uint8_t kind, flags; /* flags: F_SYNC/F_BUFFERED of a persistent send */
-    uint32_t comm;
-    int32_t peer, tag;   /* persistent: world peer and tag as given */
-    uint64_t bytes;
     uint64_t pending;    /* absolute queue index of the unresolved receive + 1 */
-    ins *coll;           /* FK_ICOLL: the collective to run at completion */
+    union {              /* owned, freed with the entry (frontend.c: free_aux) */
+        ins *coll;       /* FK_ICOLL: the collective to run at completion */
+        fe_pers *pers;   /* FK_PSEND, FK_PRECV */
+    };
+    uint32_t ereq;       /* engine request of the current instance, or NIL */
+    uint8_t kind;
 } fe_req;
+_Static_assert(sizeof(fe_req) == 32, "two request map entries a cache line");
 
 /* Packed, srank stays five cache lines.  Hot first: what every call read
  * or translated touches (ring, window, counters, host times) comes before
