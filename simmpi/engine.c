@@ -186,9 +186,12 @@ static inline __attribute__((always_inline)) uint64_t mt_slot(const mtable *t, m
 static int mt_grow(mtable *t)
 {
     uint64_t ncap = t->e ? (t->mask + 1) * 2 : 1024;
-    mentry *ne = calloc(ncap, sizeof *ne);
+    /* line-aligned: a large calloc is an mmap 16 bytes past a page, so that
+     * every 32-byte entry straddled two lines and a lookup missed on both */
+    mentry *ne = aligned_alloc(64, ncap * sizeof *ne);
     if (!ne)
         return -1;
+    memset(ne, 0, ncap * sizeof *ne);
     mtable nt = {.e = ne, .mask = ncap - 1, .used = t->used};
     for (uint64_t i = 0; t->e && i <= t->mask; i++)
         if (t->e[i].kind != MK_FREE)
