@@ -25,7 +25,11 @@ static ins *ring_at(fe_rank *f, uint64_t abs) { return &f->q[(f->head + (abs - f
 
 static int ring_grow(fe_rank *f)
 {
-    uint32_t nc = f->cap ? f->cap * 2 : 4;
+    /* From one slot: a rank of a stencil or a collective code holds one
+     * instruction at a time (the engine pops it before the next call is
+     * read), so more slots are only cycled through, each a line the next
+     * visit misses on; the ring doubles when a call or a wildcard needs more. */
+    uint32_t nc = f->cap ? f->cap * 2 : 1;
     ins *q = aligned_alloc(64, nc * sizeof *q); /* one 64-byte ins per cache line */
     if (!q)
         return -1;
