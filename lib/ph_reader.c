@@ -259,7 +259,9 @@ static int cmp_i32(const void *a, const void *b)
  * unique; a table that breaks that is corrupt, not a group. */
 static int distinct_ranks(const int32_t *m, uint32_t n)
 {
-    int32_t *c = malloc((n ? n : 1) * sizeof *c);
+    if (n < 2) /* m may be NULL then (no remote group) */
+        return 1;
+    int32_t *c = malloc(n * sizeof *c);
     if (!c)
         return -1;
     memcpy(c, m, n * sizeof *c);
