@@ -28,28 +28,33 @@ static void print_msg(void *ctx, const simmpi_coll_msg *m, int is_recv)
         printf("S %u %u %u %llu\n", m->src, m->dst, m->round, (unsigned long long)m->bytes);
 }
 
-/* One rank's rounds, through the memo a rank keeps, as engine.c asks for them. */
+typedef struct tally {
+    unsigned long long sends, recvs, bytes;
+} tally;
+
+static void count_msg(void *ctx, const simmpi_coll_msg *m, int is_recv)
+{
+    tally *t = ctx;
+    if (is_recv) {
+        t->recvs++;
+    } else {
+        t->sends++;
+        t->bytes += m->bytes;
+    }
+}
+
+/* One rank's rounds, as engine.c asks for them: totals only. */
 static int one_rank(const simmpi_coll_args *a, uint32_t me)
 {
-    int alg = coll_alg_resolve(a->coll, a->alg, a->size, a->count * a->esize);
-    ins_coll c = {.coll = (uint8_t)a->coll, .alg = (uint8_t)alg, .size = a->size, .me = me,
-                  .root = a->root, .count = a->count, .esize = a->esize ? a->esize : 1};
-    coll_memo memo = {0};
+    int alg = coll_args_alg(a);
+    tally t = {0};
     coll_round cr = {0};
-    unsigned long long rounds = 0, sends = 0, recvs = 0, bytes = 0;
-    int hit;
-    while ((hit = coll_round_get(&c, &memo, (uint32_t)rounds, &cr)) > 0) {
-        rounds++;
-        sends += cr.nsend;
-        recvs += cr.nrecv;
-        for (uint32_t i = 0; i < cr.nsend; i++)
-            bytes += cr.send[i].bytes;
-    }
+    int rounds = alg < 0 ? -1 : coll_rank_messages(a, alg, me, &cr, count_msg, &t, 1);
     free(cr.send);
     free(cr.recv);
-    if (hit < 0)
+    if (rounds < 0)
         return -1;
-    printf("rank %u rounds %llu sends %llu recvs %llu bytes %llu\n", me, rounds, sends, recvs, bytes);
+    printf("rank %u rounds %d sends %llu recvs %llu bytes %llu\n", me, rounds, t.sends, t.recvs, t.bytes);
     return alg;
 }
 

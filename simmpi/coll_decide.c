@@ -230,7 +230,7 @@ int coll_alg_resolve(simmpi_coll c, int forced, uint32_t size, uint64_t bytes)
 
 /* ---- the decomposition, message by message ------------------------------------------------- */
 
-int simmpi_coll_messages(const simmpi_coll_args *a, simmpi_msg_fn fn, void *ctx, int recvs)
+int coll_args_alg(const simmpi_coll_args *a)
 {
     if ((unsigned)a->coll >= SIMMPI_NCOLL || a->size == 0 || a->root >= a->size)
         return -1;
@@ -239,31 +239,40 @@ int simmpi_coll_messages(const simmpi_coll_args *a, simmpi_msg_fn fn, void *ctx,
         bytes += a->vbytes[i];
     if (a->vbytes && a->coll == SIMMPI_ALLGATHERV)
         bytes /= a->size;
-    int alg = coll_alg_resolve(a->coll, a->alg, a->size, bytes);
+    return coll_alg_resolve(a->coll, a->alg, a->size, bytes);
+}
+
+int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_round *cr, simmpi_msg_fn fn,
+                       void *ctx, int recvs)
+{
+    ins_coll c = {.coll = (uint8_t)a->coll, .alg = (uint8_t)alg, .size = a->size, .me = me,
+                  .root = a->root, .count = a->count, .esize = a->esize ? a->esize : 1,
+                  .v = (uint64_t *)a->vbytes};
+    if (a->vbytes && (a->coll == SIMMPI_GATHERV || a->coll == SIMMPI_ALLGATHERV)) {
+        c.count = a->vbytes[me]; /* what this rank contributes */
+        c.esize = 1;
+    }
+    coll_memo memo = {0};
+    for (uint32_t k = 0;; k++) {
+        int hit = coll_round_get(&c, &memo, k, cr);
+        if (hit <= 0)
+            return hit < 0 ? -1 : (int)k;
+        for (uint32_t i = 0; recvs && i < cr->nrecv; i++)
+            fn(ctx, &(simmpi_coll_msg){.src = cr->recv[i].peer, .dst = me, .round = k}, 1);
+        for (uint32_t i = 0; i < cr->nsend; i++)
+            fn(ctx, &(simmpi_coll_msg){.src = me, .dst = cr->send[i].peer, .round = k,
+                                       .bytes = cr->send[i].bytes}, 0);
+    }
+}
+
+int simmpi_coll_messages(const simmpi_coll_args *a, simmpi_msg_fn fn, void *ctx, int recvs)
+{
+    int alg = coll_args_alg(a);
     coll_round cr = {0};
     int rc = alg;
-    for (uint32_t me = 0; me < a->size && rc >= 0; me++) {
-        ins_coll c = {.coll = (uint8_t)a->coll, .alg = (uint8_t)alg, .size = a->size, .me = me,
-                      .root = a->root, .count = a->count, .esize = a->esize ? a->esize : 1,
-                      .v = (uint64_t *)a->vbytes};
-        if (a->vbytes && (a->coll == SIMMPI_GATHERV || a->coll == SIMMPI_ALLGATHERV)) {
-            c.count = a->vbytes[me]; /* what this rank contributes */
-            c.esize = 1;
-        }
-        coll_memo memo = {0};
-        for (uint32_t k = 0;; k++) {
-            int hit = coll_round_get(&c, &memo, k, &cr);
-            if (hit < 0)
-                rc = -1;
-            if (hit <= 0)
-                break;
-            for (uint32_t i = 0; recvs && i < cr.nrecv; i++)
-                fn(ctx, &(simmpi_coll_msg){.src = cr.recv[i].peer, .dst = me, .round = k}, 1);
-            for (uint32_t i = 0; i < cr.nsend; i++)
-                fn(ctx, &(simmpi_coll_msg){.src = me, .dst = cr.send[i].peer, .round = k,
-                                           .bytes = cr.send[i].bytes}, 0);
-        }
-    }
+    for (uint32_t me = 0; me < a->size && rc >= 0; me++)
+        if (coll_rank_messages(a, alg, me, &cr, fn, ctx, recvs) < 0)
+            rc = -1;
     free(cr.send);
     free(cr.recv);
     return rc;

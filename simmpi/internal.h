@@ -451,6 +451,14 @@ static inline void fe_pop(sim *s, uint32_t rank)
 int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out);
 /* The algorithm a collective runs: forced (> 0, if it exists) or Open MPI's rule. */
 int coll_alg_resolve(simmpi_coll c, int forced, uint32_t size, uint64_t bytes);
+/* The algorithm a's collective uses (forced, or decided on its bytes); -1
+ * for arguments that are no collective. */
+int coll_args_alg(const simmpi_coll_args *a);
+/* Rank me's messages of a's collective under alg, round by round, as the
+ * engine asks for them (cr: scratch rounds); its number of rounds, or -1
+ * when it cannot be decomposed.  simmpi_coll_messages is this for every rank. */
+int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_round *cr, simmpi_msg_fn fn,
+                       void *ctx, int recvs);
 int coll_round_reserve(coll_round *r, uint32_t n);
 
 #endif
