@@ -159,7 +159,9 @@ static int may_continue(const sim *s, uint32_t rank)
     return now < t->t || (now == t->t && rank < ev_rank(t));
 }
 
-static void queue_rank(sim *s, uint32_t rank)
+/* Inline where a rank stops for an earlier event (rank_run), out of line
+ * elsewhere as the compiler likes. */
+static inline void queue_rank(sim *s, uint32_t rank)
 {
     s->r[rank].state = RK_QUEUED;
     push(s, s->r[rank].now, rank, EV_RESUME, 0);
@@ -1077,8 +1079,7 @@ static void rank_run(sim *s, uint32_t rank)
             goto queue;
     }
 queue:
-    r->state = RK_QUEUED;
-    push(s, r->now, rank, EV_RESUME, 0);
+    queue_rank(s, rank);
 }
 
 /* ---- the loop --------------------------------------------------------------------------------- */
