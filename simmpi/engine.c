@@ -34,28 +34,22 @@ int sim_fail(sim *s, const char *fmt, ...)
 
 static simtime tmax(simtime a, simtime b) { return a > b ? a : b; }
 
-/* G(K-1) in ps, rounded to nearest: G is kept in fs so that bandwidths that
- * are not a whole number of ps per byte stay exact enough. */
-simtime sim_gap(const simmpi_loggp *p, uint64_t bytes)
-{
-    if (bytes <= 1 || !p->G_fs)
-        return 0;
-    if (bytes - 1 < UINT64_MAX / 2 / p->G_fs) /* the common case: no 128-bit division */
-        return (p->G_fs * (bytes - 1) + 500) / 1000;
-    unsigned __int128 fs = (unsigned __int128)p->G_fs * (bytes - 1);
-    return (simtime)((fs + 500) / 1000);
-}
-
-/* sim_gap inline in inject (once a message): in 64 bits when the product
- * fits, with no division to find out; the same result. */
-static inline simtime gap_of(const simmpi_loggp *p, uint64_t bytes)
+/* n units of fs_each femtoseconds, rounded to the picosecond: in 64 bits
+ * when the product fits (no division to find out), else in 128; the same
+ * result either way.  Once a message (G) and once a collective round. */
+static inline simtime fs_to_ps(uint64_t fs_each, uint64_t n)
 {
     uint64_t fs;
-    if (bytes <= 1)
-        return 0;
-    if (!__builtin_mul_overflow(p->G_fs, bytes - 1, &fs) && fs <= UINT64_MAX - 500)
+    if (!__builtin_mul_overflow(fs_each, n, &fs) && fs <= UINT64_MAX - 500)
         return (fs + 500) / 1000;
-    return sim_gap(p, bytes);
+    return (simtime)(((unsigned __int128)fs_each * n + 500) / 1000);
+}
+
+/* G(K-1) in ps, rounded to nearest: G is kept in fs so that bandwidths that
+ * are not a whole number of ps per byte stay exact enough. */
+static inline simtime sim_gap(const simmpi_loggp *p, uint64_t bytes)
+{
+    return bytes <= 1 ? 0 : fs_to_ps(p->G_fs, bytes - 1);
 }
 
 /* ---- pools: requests and messages, indices stable across growth ------------- */
@@ -421,7 +415,7 @@ static void inject(sim *s, uint32_t mi, simtime ready)
     msg *m = &s->ms[mi];
     srank *src = &s->r[m->src], *dst = &s->r[m->dst];
     const simmpi_loggp *p = lgp(s, m->chan);
-    simtime gap = gap_of(p, m->bytes);
+    simtime gap = sim_gap(p, m->bytes);
     simtime wire = tmax(ready, src->txfree[m->chan]);
     src->txfree[m->chan] = wire + gap;
     simtime in = tmax(wire + p->L, dst->rxfree[m->chan]);
@@ -811,17 +805,6 @@ static void coll_post_round(sim *s, uint32_t rank, uint32_t comm, const coll_rou
         coll_post(s, rank, r, comm, members, &cr->send[i], 1);
 }
 
-/* Reduction work of reduce_bytes: bytes * gamma_fs fs, rounded to ps.  In
- * 64 bits when the product fits (a division by a constant, not a call to
- * the 128-bit one), else in 128; the same result either way. */
-static simtime reduce_time(uint64_t bytes, uint64_t gamma_fs)
-{
-    uint64_t fs;
-    if (!__builtin_mul_overflow(bytes, gamma_fs, &fs) && fs <= UINT64_MAX - 500)
-        return (fs + 500) / 1000;
-    return (simtime)(((unsigned __int128)bytes * gamma_fs + 500) / 1000);
-}
-
 /* Rank r's memo, for collective c: kept from r's last collective if that
  * was the same (what a memo keeps depends on the collective alone: its
  * kind, algorithm, size, rank, root, count and element size; in a
@@ -861,7 +844,7 @@ static int coll_start_round(sim *s, uint32_t rank, const ins *in)
         r->capcreq = need;
     }
     coll_post_round(s, rank, in->comm, cr);
-    r->rcomp = reduce_time(cr->reduce_bytes, s->pf.gamma_fs);
+    r->rcomp = fs_to_ps(s->pf.gamma_fs, cr->reduce_bytes);
     return BLOCKED;
 }
 

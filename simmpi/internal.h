@@ -413,7 +413,6 @@ int32_t sim_comm_rank(sim *s, uint32_t comm, uint32_t world); /* -1 if not a mem
 /* Where point-to-point messages on comm match: comm itself, or for an
  * intercommunicator the lower trace id of its two sides. */
 uint32_t sim_p2p_ctx(sim *s, uint32_t comm);
-simtime sim_gap(const simmpi_loggp *p, uint64_t bytes);      /* G(K-1) */
 
 /* frontend.c.  The engine asks for a rank's next instruction and pops it
  * once executed, every instruction: the common cases are inline, reading
