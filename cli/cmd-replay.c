@@ -592,12 +592,17 @@ static json_t *rank_json(const job *j, uint32_t p, const rep_rank_result *r)
         : json_pack("{s:I, s:I, s:I, s:I}", "start", (json_int_t)lp[0], "period", (json_int_t)lp[1],
                     "iterations_replayed", (json_int_t)j->iter_replayed, "iterations", (json_int_t)lp[2]);
     for (uint32_t i = 0; i < nruns; i++)
-        json_array_append_new(runs, json_pack("{s:I, s:I}", "computation_ns", (json_int_t)r->run_comp_ns[i],
-                                              "wall_ns", (json_int_t)r->run_wall_ns[i]));
-    return json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "rank", (json_int_t)r->rank,
-                     "events", (json_int_t)r->events, "recorded_events", (json_int_t)r->recorded_events,
-                     "end", end_name(r->end), "units", r->cpu_share > 0 ? "cpu" : "wall", "cpu_share",
-                     r->cpu_share > 0 ? json_real(r->cpu_share) : json_null(), "computation_ns", (json_int_t)r->comp_ns,
+        json_array_append_new(runs, json_pack("{s:I, s:I, s:o}", "computation_ns", (json_int_t)r->run_comp_ns[i],
+                                              "wall_ns", (json_int_t)r->run_wall_ns[i], "cpu_busy",
+                                              r->run_busy_ppt[i] ? json_real((double)r->run_busy_ppt[i] / 1000)
+                                                                 : json_null()));
+    return json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "rank",
+                     (json_int_t)r->rank, "events", (json_int_t)r->events, "recorded_events",
+                     (json_int_t)r->recorded_events, "end", end_name(r->end), "units",
+                     r->cpu_share > 0 ? "cpu" : "wall", "cpu_share",
+                     r->cpu_share > 0 ? json_real(r->cpu_share) : json_null(), "cpu_busy",
+                     r->busy > 0 ? json_real(r->busy) : json_null(), "shared_cpu", rep_rank_shared_cpu(r),
+                     "computation_ns", (json_int_t)r->comp_ns,
                      "computation_min_ns", (json_int_t)r->comp_min_ns,
                      "recorded_computation_ns", (json_int_t)r->recorded_comp_ns,
                      "wall_ns", (json_int_t)r->wall_ns, "recorded_wall_ns", (json_int_t)r->recorded_wall_ns,
@@ -672,6 +677,28 @@ static int combine(job *j, rep_rank_result *res)
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }
 
+/* One line for the ranks that shared their cores: their computation is
+ * longer by the turns they waited, and predictions made with it are too. */
+static void busy_warning(const rep_rank_result *res, uint32_t n)
+{
+    int k = 0;
+    for (uint32_t p = 0; p < n; p++) {
+        if (!rep_rank_shared_cpu(&res[p]))
+            continue;
+        fprintf(stderr, k++ ? ", rank %u %.0f%%" : "phantom replay: warning: rank %u had its CPU %.0f%% of the time",
+                res[p].rank, 100 * res[p].busy);
+    }
+    if (!k)
+        return;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    char why[96] = "other work shared this node";
+    if (cores > 0 && n > (uint32_t)cores)
+        snprintf(why, sizeof why, "the replay ran %u ranks on %ld cores", n, cores);
+    fprintf(stderr, " (median of the runs; alone on a core, a rank has it nearly all the time, spinning in "
+                    "its MPI calls): %s, and the computation measured includes the turns it waited; "
+                    "replay on an idle node, a rank per core\n", why);
+}
+
 static void summary(const job *j, const rep_rank_result *res)
 {
     fprintf(stderr, "phantom replay: %s: %u rank%s (%s), %u run%s%s\n", j->out, j->nprocs,
@@ -703,6 +730,7 @@ static void summary(const job *j, const rep_rank_result *res)
             fprintf(stderr, ", rank %u %.1f%%", res[p].rank, 100 * res[p].cpu_share);
     if (cpu)
         fputc('\n', stderr);
+    busy_warning(res, j->nprocs);
 }
 
 static void job_free(job *j)

@@ -595,15 +595,33 @@ static void iterations_text(const json_t *per_rank, char *buf, size_t cap)
         snprintf(buf, cap, "%s", first[0] ? first : "all");
 }
 
+/* "rank 0 (39%), rank 1 (52%)": the ranks whose replay shared their cores
+ * (phantom replay's shared_cpu, doc/replay.md "A busy node"); "" for none. */
+static void shared_text(const json_t *per_rank, char *buf, size_t cap)
+{
+    size_t i, len = 0;
+    json_t *r;
+    buf[0] = 0;
+    json_array_foreach(per_rank, i, r) {
+        if (!json_is_true(json_object_get(r, "shared_cpu")) || len >= cap)
+            continue;
+        len += (size_t)snprintf(buf + len, cap - len, "%srank %lld (%.0f%%)", len ? ", " : "",
+                                (long long)json_integer_value(json_object_get(r, "rank")),
+                                100 * json_number_value(json_object_get(r, "cpu_busy")));
+    }
+}
+
 static json_t *replay_json(const study *s)
 {
     json_t *runs = json_array(), *r;
     size_t i;
     json_array_foreach(json_object_get(json_object_get(s->replay_meta, "replay"), "replays"), i, r) {
-        char it[1024];
+        char it[1024], shared[1024];
         iterations_text(json_object_get(r, "per_rank"), it, sizeof it);
-        json_array_append_new(runs, json_pack("{s:s?, s:s?, s:s?, s:s}", "ranks", report_jstr(r, "ranks"), "mode",
-                                              report_jstr(r, "mode"), "date", report_jstr(r, "date"), "iterations", it));
+        shared_text(json_object_get(r, "per_rank"), shared, sizeof shared);
+        json_array_append_new(runs, json_pack("{s:s?, s:s?, s:s?, s:s, s:s?}", "ranks", report_jstr(r, "ranks"),
+                                              "mode", report_jstr(r, "mode"), "date", report_jstr(r, "date"),
+                                              "iterations", it, "shared_cpu", shared[0] ? shared : NULL));
     }
     return json_pack("{s:s, s:o}", "path", report_jstr(s->sj, "replay"), "runs", runs);
 }

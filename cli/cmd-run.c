@@ -358,6 +358,20 @@ static void show_tail(const char *log)
         fclose(f);
 }
 
+/* The log's warnings, as they are. */
+static void show_warnings(const char *log)
+{
+    FILE *f = log ? fopen(log, "r") : NULL;
+    char *line = NULL;
+    size_t cap = 0;
+    while (f && getline(&line, &cap, f) > 0)
+        if (strstr(line, ": warning: "))
+            fputs(line, stderr);
+    free(line);
+    if (f)
+        fclose(f);
+}
+
 /* A growing argument vector; numbers formatted for it are kept in own. */
 typedef struct args {
     char **v, **own;
@@ -428,6 +442,8 @@ static int run_step(study *s, int k, const char *what, args *a, const char *out_
     char *log = k < NSTEPS ? log_path(s, k) : NULL;
     step_line(k, what, "");
     int rc = run_verb(a->v, out_path, log);
+    if (rc == 0 && k == 4)
+        show_warnings(log); /* the replay's are about the computation it measured: not for the log alone */
     if (rc != 0) {
         show_tail(log);
         cli_error("run", "step %d (%s) failed%s%s; fix it and run phantom run again "

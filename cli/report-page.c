@@ -124,11 +124,31 @@ static const char css[] =
     "table{border-collapse:collapse;margin:12px 0;font-size:15px}\n"
     "th,td{border:1px solid #bbb;padding:4px 10px;text-align:left}td.n{text-align:right}\n"
     "th{background:#eee}tr.chosen td{font-weight:bold}\n"
+    ".warn{padding:8px 16px;border-left:8px solid #b35900;background:#fff3e6}\n"
     "code{font-size:14px;word-break:break-all}td:first-child{white-space:nowrap}\n"
     ".plot{display:block;margin:8px 0}.plot text{fill:#222}\n"
     ".title{font-size:16px;font-weight:bold}.tick{font-size:13px}.label{font-size:14px}"
     ".legend{font-size:14px}.inbar{font-size:13px}.tag{font-size:12px}\n"
     ".grid{stroke:#dddddd;stroke-width:1}.axis{stroke:#333333;stroke-width:1.5}\n";
+
+/* The replays whose ranks shared their cores, in one sentence (cap bytes;
+ * "" when none): it concerns every prediction, so it stands under the
+ * recommendation. */
+static void shared_cpu_text(const json_t *r, char *buf, size_t cap)
+{
+    const json_t *runs = json_object_get(json_object_get(json_object_get(r, "provenance"), "replay"), "runs"), *e;
+    size_t i, len = 0;
+    buf[0] = 0;
+    json_array_foreach(runs, i, e) {
+        const char *who = report_jstr(e, "shared_cpu");
+        if (who && len < cap)
+            len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? "; " : "", who);
+    }
+    if (len && len < cap)
+        snprintf(buf + len, cap - len, " had the CPU only that share of the time while replayed: other work "
+                 "shared the node, so their computation holds the turns they waited, and the predictions are "
+                 "longer for it. Replay on an idle node, a rank per core.");
+}
 
 static void html_head(FILE *f, const json_t *r)
 {
@@ -145,6 +165,13 @@ static void html_head(FILE *f, const json_t *r)
     fputs(".</p>\n<p class=\"rec\">", f);
     esc(f, report_jstr(json_object_get(r, "recommendation"), "reason"));
     fputs("</p>\n", f);
+    char warn[2048];
+    shared_cpu_text(r, warn, sizeof warn);
+    if (warn[0]) {
+        fputs("<p class=\"warn\">Warning: ", f);
+        esc(f, warn);
+        fputs("</p>\n", f);
+    }
 }
 
 static void html_time(FILE *f, const json_t *r)
@@ -516,6 +543,10 @@ void report_write_md(FILE *f, const json_t *r)
             report_jstr(json_object_get(json_object_get(r, "provenance"), "trace"), "command"),
             (long long)json_integer_value(json_object_get(r, "ranks")), report_jstr(r, "study"), report_jstr(r, "date"),
             report_jstr(json_object_get(r, "recommendation"), "reason"));
+    char warn[2048];
+    shared_cpu_text(r, warn, sizeof warn);
+    if (warn[0])
+        fprintf(f, "\n> Warning: %s\n", warn);
     md_configs(f, r);
     md_breakdown(f, r);
     md_hot_spots(f, r);

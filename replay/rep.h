@@ -182,6 +182,10 @@ int rep_out_open(ph_err *err);
 void rep_out_exit_cpu(const void *site);
 /* One call: its entry and exit clock. */
 void rep_out_event(uint64_t t_entry, uint64_t t_exit);
+/* At MPI_Finalize's entry (or at the close): the end of the span whose CPU
+ * time over wall time the times file keeps, to tell a node that other work
+ * shared (doc/replay.md, "A busy node"). */
+void rep_out_busy_end(void);
 /* how: 1 MPI_Finalize, 2 stopped at the partial-replay boundary, 3 end of an
  * incomplete recording */
 void rep_out_close(int how);
@@ -195,6 +199,8 @@ static inline __attribute__((always_inline)) int ph_enter(ph_call *c, int op, in
     c->t_entry = rep_now(); /* first: everything after it is the call's, not the computation's */
     if (rep.cpu_read)
         rep.cpu_entry = rep_cpu_now();
+    if (op == PH_OP_FINALIZE) /* a constant in each wrapper: free elsewhere */
+        rep_out_busy_end();
     c->op = (uint16_t)op;
     c->fortran = (uint8_t)fortran;
     c->site_pc[0] = __builtin_return_address(0);

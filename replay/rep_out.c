@@ -55,6 +55,9 @@ static uint64_t cpu_cost;  /* of the two CPU clock readings around a gap, in it 
 static double cpu_share;   /* of the time the processes had their CPU; 0: wall units */
 static double ns_per_tick; /* of rep_now()'s clock */
 static uint64_t long_ticks, pause_ticks;
+/* The span from MPI_Init's end to MPI_Finalize's entry: this thread's CPU
+ * time and the wall time at its start, then their lengths. */
+static uint64_t busy_cpu0, busy_wall0, busy_cpu, busy_wall;
 
 /* Before main: MPI_Init's entry is already timed with the chosen clock. */
 static void __attribute__((constructor)) clock_init(void)
@@ -78,7 +81,30 @@ int rep_out_open(ph_err *err)
         return -1;
     }
     setvbuf(rep.times, NULL, _IOFBF, 1 << 20);
+    busy_cpu0 = rep_cpu_now(); /* after the share probe, which spins */
+    busy_wall0 = ph_clock_mono_ns();
     return 0;
+}
+
+/* A rank that waits in MPI spins on its CPU, so on a node of its own it has
+ * the CPU nearly all the time (under a quota, its share).  Less means that
+ * other work took turns on its core, and its gaps hold those turns. */
+void rep_out_busy_end(void)
+{
+    if (busy_wall || !busy_wall0)
+        return;
+    busy_cpu = rep_cpu_now() - busy_cpu0;
+    busy_wall = ph_clock_mono_ns() - busy_wall0;
+}
+
+/* CPU time over wall time in thousandths, at least 1; 0 when not known. */
+static uint64_t busy_permille(void)
+{
+    rep_out_busy_end();
+    if (!busy_wall)
+        return 0;
+    uint64_t p = (busy_cpu * 1000 + busy_wall / 2) / busy_wall;
+    return p < 1 ? 1 : p > 1000 ? 1000 : p;
 }
 
 /* ---- CPU-time units -------------------------------------------------------------- */
@@ -264,6 +290,7 @@ void rep_out_close(int how)
     ph_put_le(h + 40, t1, 8);
     ph_put_le(h + 48, nevents, 8);
     h[56] = (uint8_t)how;
+    ph_put_le(h + 58, busy_permille(), 2);
     h[60] = (uint8_t)rep.isolated;
     ph_put_le(h + 64, (uint64_t)(cpu_share * 1e6 + 0.5), 8); /* parts per million; 0: wall units */
     ph_put_le(h + 72, cpu_cost, 8);

@@ -33,11 +33,13 @@ int rep_times_open(const char *path, rep_times *t, ph_err *err)
     t->c0 = get64(h + 16), t->t0 = get64(h + 24), t->c1 = get64(h + 32), t->t1 = get64(h + 40);
     t->events = get64(h + 48);
     t->end = h[56];
+    t->busy = (double)ph_get_le(h + 58, 2) / 1000;
     t->isolated = h[60];
     t->cpu_share = (double)get64(h + 64) / 1e6;
     /* h + 72: the CPU clock readings' cost the replay took off each gap (for a reader's eyes) */
-    if (t->cpu_share > 1) {
-        ph_err_set(err, "%s: corrupt header (a CPU share of %.2f)", path, t->cpu_share);
+    if (t->cpu_share > 1 || t->busy > 1) {
+        ph_err_set(err, "%s: corrupt header (%s of %.2f)", path,
+                   t->cpu_share > 1 ? "a CPU share" : "a busy share", t->cpu_share > 1 ? t->cpu_share : t->busy);
         rep_times_close(t);
         return -1;
     }
@@ -203,6 +205,32 @@ static double run_shares(const combine *cb)
     return (double)median / 1e6;
 }
 
+/* Each run's busy share in thousandths into ppt; the median of those
+ * known, as a fraction (0: none). */
+static double run_busy(const combine *cb, uint64_t *ppt)
+{
+    uint64_t *v = malloc((size_t)cb->n * sizeof *v), median = 0, least;
+    int n = 0;
+    for (int r = 0; r < cb->n; r++) {
+        ppt[r] = (uint64_t)llround(cb->runs[r].busy * 1000);
+        if (v && ppt[r])
+            v[n++] = ppt[r];
+    }
+    if (n)
+        stats(v, n, &median, &least);
+    free(v);
+    return (double)median / 1000;
+}
+
+/* A rank waiting in MPI spins: alone on its core it has it 98-99% of the
+ * time here.  Below 80% (of its share, under a quota), something else took
+ * turns on it; 0.2 s at least, so that start-up's own waits do not count. */
+int rep_rank_shared_cpu(const rep_rank_result *r)
+{
+    double alone = r->cpu_share > 0 ? r->cpu_share : 1;
+    return r->busy > 0 && r->busy < 0.8 * alone && r->wall_ns >= 200000000u;
+}
+
 static void close_runs(combine *cb)
 {
     for (int r = 0; cb->runs && r < cb->n; r++)
@@ -259,18 +287,20 @@ int rep_result_rank(ph_trace *t, uint32_t rank, char *const *run_dirs, int nruns
     combine cb = {0};
     memset(res, 0, sizeof *res);
     res->rank = rank;
-    res->run_comp_ns = calloc((size_t)nruns * 2, sizeof(uint64_t));
+    res->run_comp_ns = calloc((size_t)nruns * 3, sizeof(uint64_t));
     if (!res->run_comp_ns) {
         ph_err_set(err, "out of memory");
         return -1;
     }
     res->run_wall_ns = res->run_comp_ns + nruns;
+    res->run_busy_ppt = res->run_wall_ns + nruns;
     ph_rank_writer *wm = NULL, *wn = NULL;
     int rc = open_runs(&cb, rank, run_dirs, nruns, err);
     if (rc == 0) {
         res->events = cb.runs[0].events;
         res->end = cb.runs[0].end;
         res->cpu_share = run_shares(&cb);
+        res->busy = run_busy(&cb, res->run_busy_ppt);
         wm = ph_writer_rank(med, rank, 0, err);
         wn = min && wm ? ph_writer_rank(min, rank, 0, err) : NULL;
         rc = !wm || (min && !wn) ? -1 : copy_events(t, &cb, wm, wn, res, err);

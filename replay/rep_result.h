@@ -25,6 +25,7 @@ typedef struct rep_times {
     int end;         /* enum rep_end */
     int isolated;
     double cpu_share; /* of the time the process had its CPU; 0: wall-clock gaps */
+    double busy;      /* of MPI_Init to MPI_Finalize, the time it had its CPU; 0: not known */
     uint64_t c0, t0, c1, t1; /* calibration: clock c0 was CLOCK_MONOTONIC t0, c1 was t1 */
 } rep_times;
 
@@ -42,8 +43,15 @@ typedef struct rep_rank_result {
     uint64_t comp_ns, comp_min_ns, recorded_comp_ns; /* sums of the gaps (units 1..events-1) */
     uint64_t wall_ns, recorded_wall_ns;              /* MPI_Init entry to the last exit */
     uint64_t *run_comp_ns, *run_wall_ns;             /* per run */
+    uint64_t *run_busy_ppt; /* per run, the time it had its CPU in thousandths; 0: not known */
     double cpu_share; /* gaps in CPU time over this share of the CPU (median of the runs); 0: wall clock */
+    double busy;      /* the median of the runs' run_busy_ppt (as a fraction); 0: not known */
 } rep_rank_result;
+
+/* Whether a replayed rank had its CPU markedly less of the time than a rank
+ * alone on its core (its cpu_share under a quota): something else ran on
+ * its core, and its computation holds the turns it waited. */
+int rep_rank_shared_cpu(const rep_rank_result *r);
 
 /* A trace directory for results, with the recorded trace's communicator and
  * call-site tables (so events keep their ids). */

@@ -133,6 +133,47 @@ assert cheapest["platform"] == "cheap-slow" and cheapest["time_s"] > 1.1 * faste
 assert sum(c["pareto"] for c in cs) >= 2
 PY
 
+# A replay whose rank shared its core (phantom replay's shared_cpu, as
+# tests/replay-busy.sh makes it): one warning under the recommendation, in
+# the page and the Markdown, and the run's shared_cpu in report.json.  The
+# meta.json keeps its time, so the predictions stay up to date.
+B="$WORK/busy.study"
+cp -a "$S" "$B"
+busy_rank=$(python3 - "$B/trace/replay/target/meta.json" <<'PY'
+import json, os, sys
+p = sys.argv[1]
+st = os.stat(p)
+m = json.load(open(p))
+for run in m['replay']['replays']: # the others alone on their cores, whatever this machine did
+    for r in run['per_rank']:
+        r['cpu_busy'], r['shared_cpu'] = 0.99, False
+r = m['replay']['replays'][0]['per_rank'][0]
+r['cpu_busy'], r['shared_cpu'] = 0.41, True
+json.dump(m, open(p, 'w'), indent=2)
+os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+print(r['rank'])
+PY
+) || fail "cannot mark a replayed rank as sharing its core"
+"$PHANTOM" report "$B" > /dev/null 2> "$WORK/err" || fail "phantom report of $B: $(cat "$WORK/err")"
+want="Warning: rank $busy_rank (41%) had the CPU only that share of the time while replayed: other work shared the node"
+grep -q "^> $want" "$B/report.md" || fail "report.md: no warning '$want'"
+grep -q "<p class=\"warn\">$want" "$B/report.html" || fail "report.html: no warning '$want'"
+[ "$(grep -c 'Warning: rank' "$B/report.md")" = 1 ] || fail "report.md: more than one warning"
+python3 - "$B/report.json" "$busy_rank" <<'PY' || fail "$B/report.json: the replay runs' shared_cpu"
+import json, sys
+runs = json.load(open(sys.argv[1]))['provenance']['replay']['runs']
+got = [r['shared_cpu'] for r in runs]
+if got[0] != f'rank {sys.argv[2]} (41%)' or any(got[1:]): sys.exit(f'shared_cpu {got}')
+PY
+shared=$(python3 -c "
+import json, sys
+print('; '.join(r['shared_cpu'] for r in json.load(open(sys.argv[1]))['provenance']['replay']['runs'] if r['shared_cpu']))" "$S/report.json")
+if [ -n "$shared" ]; then # this machine was busy while make_study replayed
+  grep -q "^> Warning: $shared had the CPU" "$S/report.md" || fail "report.md: no warning of $shared"
+else
+  ! grep -q 'Warning: rank' "$S/report.md" || fail "report.md warns of a shared CPU where no replay says so"
+fi
+
 # -o, --within, --json: the same report.json on stdout as in the file
 mkdir -p "$WORK/o"
 "$PHANTOM" report "$S" -o "$WORK/o/wide.html" --within 50 --json > "$WORK/o/stdout" 2> "$WORK/err" ||
