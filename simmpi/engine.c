@@ -391,7 +391,10 @@ static inline void blocked_work(sim *s, srank *r, simtime start, simtime cost, u
 static inline void owe(sim *s, srank *r, simtime cost, uint16_t op, uint32_t site)
 {
     r->debt += cost;
-    if (s->noise)
+    /* A finished rank (a request it freed or never waited for, or a stream
+     * cut short) never pays: its clock stopped, and its breakdown must
+     * still add up to its finish time. */
+    if (s->noise || r->state == RK_DONE)
         acct_call(s, op, site, A_OVH, cost);
     else
         acct(s, r, op, site, A_OVH, cost);
