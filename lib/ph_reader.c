@@ -803,10 +803,15 @@ static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
             }
             break;
         }
-        case PH_F_NEWREQ: ev->newreq = ++r->next_req; break;
+        case PH_F_NEWREQ:
         case PH_F_NEWREQ_IF_FLAG:
-            if (ev->flag > 0)
-                ev->newreq = ++r->next_req;
+            if (*fp == PH_F_NEWREQ_IF_FLAG && ev->flag <= 0)
+                break;
+            /* ids 0 and UINT64_MAX mean none and foreign: a block header's
+             * count so high that they come next is corrupt */
+            if (r->next_req >= UINT64_MAX - 1)
+                return rr_fail(r, err, "request ids run out");
+            ev->newreq = ++r->next_req;
             break;
         case PH_F_REQ: {
             uint64_t *v = grow_to(&r->g_reqs, sizeof *v);

@@ -641,10 +641,8 @@ static int t_mrecv(tctx *t, unsigned kind)
         if ((q = new_req(t, RQ_RECV, PH_PROC_NULL, 0)) == NIL)
             return -1;
         req_null(t->s, q);
-        map_find(t->f, ev->newreq)->ereq = q;
-        return 0;
     }
-    e->ereq = q;
+    e->ereq = q; /* e stays put: new_req touches the engine's pool, not the map */
     return 0;
 }
 

@@ -21,16 +21,19 @@ craft() {
   "$COPY" "$WORK/$name.orig" "$WORK/$name" "$@" || fail "$name: trace_copy $*"
 }
 
-# fails NAME TEXT: phantom predict on $WORK/NAME exits 1 with one line on
-# stderr, which contains TEXT.
+# fails NAME TEXT [VERB]: phantom VERB (predict) on $WORK/NAME exits 1 with
+# one line on stderr, which contains TEXT.
 fails() {
+  verb=${3:-predict}
   rc=0
-  $PREDICT "$WORK/$1" --platform "$WORK/plat.conf" > "$WORK/$1.out" 2> "$WORK/$1.err" || rc=$?
-  [ $rc -eq 1 ] || fail "$1: phantom predict exited $rc, expected 1: $(tail -5 "$WORK/$1.err")"
+  # shellcheck disable=SC2046
+  "$PHANTOM" "$verb" "$WORK/$1" $([ "$verb" = predict ] && echo --platform "$WORK/plat.conf") \
+    > "$WORK/$1.out" 2> "$WORK/$1.err" || rc=$?
+  [ $rc -eq 1 ] || fail "$1: phantom $verb exited $rc, expected 1: $(tail -5 "$WORK/$1.err")"
   [ "$(wc -l < "$WORK/$1.err")" -eq 1 ] ||
-    fail "$1: expected one line on stderr, got: $(cat "$WORK/$1.err")"
-  grep -qF -- "$2" "$WORK/$1.err" || fail "$1: expected '$2', got: $(cat "$WORK/$1.err")"
-  echo "$1: $(cat "$WORK/$1.err")"
+    fail "$1: phantom $verb: expected one line on stderr, got: $(cat "$WORK/$1.err")"
+  grep -qF -- "$2" "$WORK/$1.err" || fail "$1: phantom $verb: expected '$2', got: $(cat "$WORK/$1.err")"
+  echo "$1: phantom $verb: $(cat "$WORK/$1.err")"
 }
 
 # adds_up NAME: phantom predict succeeds and every rank's comp + overhead +
@@ -47,3 +50,35 @@ adds_up() {
 # part of its run, its breakdown must not count it.
 craft freed-send p2p --nonblocking --bytes 100000 --comp1 50000 -- 0:2:op=MPI_Request_free
 adds_up freed-send
+
+# next_req FILE N: the first block of rank file FILE says N requests came
+# before it (its header's third number), recompressed with zstd(1).
+next_req() {
+  python3 - "$1" "$2" "$WORK/block" <<'PY' || fail "cannot patch $1"
+import subprocess, sys
+path, n, tmp = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+data = open(path, "rb").read()
+raw = subprocess.run(["zstd", "-dcq"], input=data[32:], capture_output=True, check=True).stdout
+def uv(i):
+    v = s = 0
+    while True:
+        b = raw[i]; i += 1; v |= (b & 0x7F) << s; s += 7
+        if b < 0x80: return i
+i = uv(uv(0))
+end = uv(i)
+enc = b""
+while n >= 0x80: enc += bytes([n & 0x7F | 0x80]); n >>= 7
+open(tmp, "wb").write(raw[:i] + enc + bytes([n]) + raw[end:])
+z = subprocess.run(["zstd", "-qc", "--check", tmp], capture_output=True, check=True).stdout
+open(path, "wb").write(data[:32] + z)
+PY
+}
+
+# A block header whose request count is 2^64 - 1: the next request's id
+# wraps to 0, "no request", which an Imrecv of MPI_MESSAGE_NO_PROC then
+# could not be found by (a crash in the simulator).
+craft wrapped-ids p2p --nonblocking -- 1:1:op=MPI_Imrecv 1:1:reqs=0 1:2:drop
+next_req "$WORK/wrapped-ids/rank-000001.evt" 18446744073709551615
+for verb in predict stats; do
+  fails wrapped-ids "wrapped-ids/rank-000001.evt: offset 32: corrupt block (request ids run out" $verb
+done
