@@ -42,7 +42,8 @@ static inline simtime fs_to_ps(uint64_t fs_each, uint64_t n)
     uint64_t fs;
     if (!__builtin_mul_overflow(fs_each, n, &fs) && fs <= UINT64_MAX - 500)
         return (fs + 500) / 1000;
-    return (simtime)(((unsigned __int128)fs_each * n + 500) / 1000);
+    unsigned __int128 ps = ((unsigned __int128)fs_each * n + 500) / 1000;
+    return ps < SIM_HORIZON ? (simtime)ps : SIM_HORIZON;
 }
 
 /* G(K-1) in ps, rounded to nearest: G is kept in fs so that bandwidths that
@@ -409,6 +410,17 @@ static uint8_t chan_of(const sim *s, uint32_t a, uint32_t b)
 
 static const simmpi_loggp *lgp(const sim *s, uint8_t chan) { return chan ? &s->pf.intra : &s->pf.inter; }
 
+/* Fails the simulation once time t of rank r reached SIM_HORIZON (internal.h). */
+static void past_horizon(sim *s, const srank *r, simtime t)
+{
+    if (__builtin_expect(t < SIM_HORIZON, 1))
+        return;
+    const char *op = ph_ops[r->op].name; /* NULL before the rank's first call */
+    sim_fail(s, "rank %u: %s: the simulated time passes 2^62 ps (53 days): a size or a computation "
+                "gap in the trace is too large to simulate",
+             (uint32_t)(r - s->r), op ? op : "before its first call");
+}
+
 /* Put message m on the wire at `ready` through the sender's NIC (one message
  * at a time: G(K-1) each) to the receiver's NIC, which also takes one at a
  * time, in the order the messages are injected; delivered when its last
@@ -420,8 +432,12 @@ static void inject(sim *s, uint32_t mi, simtime ready)
     const simmpi_loggp *p = lgp(s, m->chan);
     simtime gap = sim_gap(p, m->bytes);
     simtime wire = tmax(ready, src->txfree[m->chan]);
+    /* NICs busy past the horizon (messages queued behind a huge one, no
+     * event popped in between) would wrap around with the next */
+    past_horizon(s, src, wire);
     src->txfree[m->chan] = wire + gap;
     simtime in = tmax(wire + p->L, dst->rxfree[m->chan]);
+    past_horizon(s, dst, in);
     dst->rxfree[m->chan] = in + gap;
     push(s, in + gap, m->dst, EV_DELIVER, mi);
 }
@@ -857,6 +873,7 @@ static void coll_end_round(sim *s, srank *r)
     r->ncreq = 0;
     overhead(s, r, r->rcomp);
     r->round++;
+    past_horizon(s, r, r->now); /* rounds with nothing to wait for add up without the heap */
 }
 
 static int exec_coll(sim *s, uint32_t rank, const ins *in)
@@ -915,6 +932,7 @@ static int exec_probe(sim *s, uint32_t rank, const ins *in)
 static void rank_finish(sim *s, uint32_t rank, int complete)
 {
     srank *r = &s->r[rank];
+    past_horizon(s, r, r->now);
     simmpi_rank_result *rr = &s->res->ranks[rank];
     r->state = RK_DONE;
     rr->finish = r->now;
@@ -1001,6 +1019,7 @@ static void call_start(sim *s, srank *r, const ins *in)
     r->now += dt;
     r->acct.comp += dt;
     r->comp_done = 1;
+    past_horizon(s, r, r->now);
 }
 
 /* ---- progress ------------------------------------------------------------------------------ */
@@ -1105,6 +1124,9 @@ static void run_loop(sim *s)
         queue_rank(s, i);
     while (s->heap.n && !s->failed) {
         hev e = evheap_pop(&s->heap);
+        past_horizon(s, &s->r[ev_rank(&e)], e.t); /* a message's delivery, handshake, ... */
+        if (s->failed)
+            break;
         prefetch_next(s);
         s->res->heap_events++;
         switch (ev_type(&e)) {

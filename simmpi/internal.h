@@ -10,6 +10,15 @@
 
 #define NIL UINT32_MAX
 
+/* The simulated time never reaches 2^62 ps (53 days): a trace whose sizes
+ * or computation gaps would take a clock there (a damaged one: bytes near
+ * UINT64_MAX, a gap of months) fails, naming the rank and call, instead of
+ * wrapping around to a small, wrong prediction.  Costs are capped there
+ * (engine.c: fs_to_ps, frontend.c: fe_read) and clocks checked where they
+ * grow by them (engine.c: past_horizon), so that a clock below it plus one
+ * more cost never overflows. */
+#define SIM_HORIZON ((simtime)1 << 62)
+
 /* ---- instructions: what one MPI call asks of the engine ------------------- */
 
 enum ins_type {

@@ -82,3 +82,11 @@ next_req "$WORK/wrapped-ids/rank-000001.evt" 18446744073709551615
 for verb in predict stats; do
   fails wrapped-ids "wrapped-ids/rank-000001.evt: offset 32: corrupt block (request ids run out" $verb
 done
+
+# Sizes and gaps no run has: an 18 PB message (1 ns a byte: 213 days) and
+# a computation gap of 3 years.  The picosecond clock would wrap around
+# 2^64 (to a prediction of microseconds); past 2^62 ps the simulator stops.
+craft huge-message p2p --bytes 10 -- 0:1:bytes=18446744073709551 0:1:count=1
+fails huge-message "rank 1: MPI_Recv: the simulated time passes 2^62 ps (53 days)"
+craft huge-gap p2p --bytes 10 -- 0:2:t_entry=100000000000000000 0:2:t_exit=100000000000001000
+fails huge-gap "rank 0: MPI_Finalize: the simulated time passes 2^62 ps (53 days)"
