@@ -6,6 +6,9 @@
 #   corpus/log/NAME       rank-000000.log, cut after its first 2 frames
 #   corpus/log-raw/NAME   the content of its first log block
 #   corpus/meta/NAME      its meta.json, finished (communicator and call-site tables)
+# and, from a second recording with one block per rank (fuzz_predict.c):
+#   corpus/predict/NAME   the content of rank 0's one block (its whole stream)
+#   corpus/predict-partners/NAME/rank-00000[123].evt   the other ranks' files
 set -eu
 build=$(cd "${1:?usage: make-corpus.sh BUILD_DIR}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +18,8 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversub
 export PHANTOM_BLOCK_KB=16 PHANTOM_PRELOAD="$build/libpmpi-rec/.libs/libpmpi-rec.so"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$here/corpus/evt" "$here/corpus/evt-raw" "$here/corpus/log" "$here/corpus/log-raw" "$here/corpus/meta"
+mkdir -p "$here/corpus/evt" "$here/corpus/evt-raw" "$here/corpus/log" "$here/corpus/log-raw" "$here/corpus/meta" \
+  "$here/corpus/predict"
 frames() { python3 "$top/tests/zstd_frames.py" "$1"; }
 for p in p2p nonblocking comms collectives stencil fault-loop; do
   mpicc -g -O1 -std=c11 -o "$tmp/$p" "$top/tests/progs/$p.c" -I"$top/tests/progs" -lm
@@ -32,5 +36,12 @@ for p in p2p nonblocking comms collectives stencil fault-loop; do
     first=$(frames "$f" | head -1 | cut -d' ' -f2)
     head -c "$first" "$f" | tail -c +33 | zstd -dcq > "$here/corpus/$ext-raw/$p"
   done
+  # shellcheck disable=SC2086
+  PHANTOM_BLOCK_KB=65536 PHANTOM_FLUSH_SECS=86400 "$build/cli/phantom" record -o "$tmp/$p.one" -- \
+    mpirun -np 4 "$tmp/$p" $args > /dev/null
+  [ "$(frames "$tmp/$p.one/rank-000000.evt" | wc -l)" -eq 1 ] || { echo "$p: rank 0 is not one block" >&2; exit 1; }
+  mkdir -p "$here/corpus/predict-partners/$p"
+  cp "$tmp/$p.one"/rank-00000[123].evt "$here/corpus/predict-partners/$p/"
+  tail -c +33 "$tmp/$p.one/rank-000000.evt" | zstd -dcq > "$here/corpus/predict/$p"
 done
 ls -l "$here"/corpus/*
