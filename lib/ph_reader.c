@@ -677,13 +677,17 @@ static ph_status *statuses(ph_rank_reader *r, uint32_t n)
     return grow_to(&r->g_status, (n ? n : 1) * sizeof(ph_status));
 }
 
-static uint64_t type_bytes(ph_rank_reader *r, uint64_t idx, int64_t count)
+/* count elements of datatype idx, in bytes; *wraps set when that passes
+ * 2^64 (wrapped, it would be a small, wrong size) */
+static uint64_t type_bytes(ph_rank_reader *r, uint64_t idx, int64_t count, int *wraps)
 {
     if (idx >= r->ntype_size || r->type_size[idx] == UINT64_MAX) {
         r->c.bad = 1;
         return 0;
     }
-    return (uint64_t)(count < 0 ? 0 : count) * r->type_size[idx];
+    uint64_t bytes;
+    *wraps |= __builtin_mul_overflow((uint64_t)(count < 0 ? 0 : count), r->type_size[idx], &bytes);
+    return bytes;
 }
 
 static int read_vec(ph_rank_reader *r, grow *g, uint32_t *n, const uint64_t **out)
@@ -899,14 +903,17 @@ static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
             return rr_fail(r, err, "unknown field kind");
         }
     }
+    int wraps = 0;
     if (has_dtype)
-        ev->bytes = type_bytes(r, dtype, ev->count);
+        ev->bytes = type_bytes(r, dtype, ev->count, &wraps);
     if (has_rdtype)
-        ev->rbytes = type_bytes(r, rdtype, ev->rcount);
+        ev->rbytes = type_bytes(r, rdtype, ev->rcount, &wraps);
     else if (has_dtype && ev->rcount) /* Reduce_scatter_block: one datatype for both */
-        ev->rbytes = type_bytes(r, dtype, ev->rcount);
+        ev->rbytes = type_bytes(r, dtype, ev->rcount, &wraps);
     if (c->bad)
         return rr_fail(r, err, "event truncated or datatype undefined");
+    if (wraps)
+        return rr_fail(r, err, "count times datatype size passes 2^64 bytes");
     int inter = ev->comm < r->t->ncomms && r->t->comms[ev->comm].remote_size;
     ev->peer_world = world_of(r->t, ev->comm, ev->peer, inter);
     ev->rpeer_world = world_of(r->t, ev->comm, ev->rpeer, inter);

@@ -51,12 +51,13 @@ adds_up() {
 craft freed-send p2p --nonblocking --bytes 100000 --comp1 50000 -- 0:2:op=MPI_Request_free
 adds_up freed-send
 
-# next_req FILE N: the first block of rank file FILE says N requests came
-# before it (its header's third number), recompressed with zstd(1).
-next_req() {
-  python3 - "$1" "$2" "$WORK/block" <<'PY' || fail "cannot patch $1"
+# block_edit FILE NEXT_REQ|-- [OLDHEX NEWHEX]: in the one block of rank file
+# FILE, the block header's third number (requests before it) becomes
+# NEXT_REQ, and the first OLDHEX bytes NEWHEX; recompressed with zstd(1).
+block_edit() {
+  python3 - "$WORK/block" "$@" <<'PY' || fail "cannot edit $1"
 import subprocess, sys
-path, n, tmp = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+tmp, path, n = sys.argv[1:4]
 data = open(path, "rb").read()
 raw = subprocess.run(["zstd", "-dcq"], input=data[32:], capture_output=True, check=True).stdout
 def uv(i):
@@ -64,11 +65,18 @@ def uv(i):
     while True:
         b = raw[i]; i += 1; v |= (b & 0x7F) << s; s += 7
         if b < 0x80: return i
-i = uv(uv(0))
-end = uv(i)
-enc = b""
-while n >= 0x80: enc += bytes([n & 0x7F | 0x80]); n >>= 7
-open(tmp, "wb").write(raw[:i] + enc + bytes([n]) + raw[end:])
+if n != "--":
+    n = int(n)
+    i = uv(uv(0))
+    end = uv(i)
+    enc = b""
+    while n >= 0x80: enc += bytes([n & 0x7F | 0x80]); n >>= 7
+    raw = raw[:i] + enc + bytes([n]) + raw[end:]
+if len(sys.argv) > 4:
+    old, new = bytes.fromhex(sys.argv[4]), bytes.fromhex(sys.argv[5])
+    assert old in raw, "no %s in the block" % sys.argv[4]
+    raw = raw.replace(old, new, 1)
+open(tmp, "wb").write(raw)
 z = subprocess.run(["zstd", "-qc", "--check", tmp], capture_output=True, check=True).stdout
 open(path, "wb").write(data[:32] + z)
 PY
@@ -78,7 +86,7 @@ PY
 # wraps to 0, "no request", which an Imrecv of MPI_MESSAGE_NO_PROC then
 # could not be found by (a crash in the simulator).
 craft wrapped-ids p2p --nonblocking -- 1:1:op=MPI_Imrecv 1:1:reqs=0 1:2:drop
-next_req "$WORK/wrapped-ids/rank-000001.evt" 18446744073709551615
+block_edit "$WORK/wrapped-ids/rank-000001.evt" 18446744073709551615
 for verb in predict stats; do
   fails wrapped-ids "wrapped-ids/rank-000001.evt: offset 32: corrupt block (request ids run out" $verb
 done
@@ -90,3 +98,13 @@ craft huge-message p2p --bytes 10 -- 0:1:bytes=18446744073709551 0:1:count=1
 fails huge-message "rank 1: MPI_Recv: the simulated time passes 2^62 ps (53 days)"
 craft huge-gap p2p --bytes 10 -- 0:2:t_entry=100000000000000000 0:2:t_exit=100000000000001000
 fails huge-gap "rank 0: MPI_Finalize: the simulated time passes 2^62 ps (53 days)"
+
+# A count of 2^61 elements of a datatype of 16 bytes: 2^65 bytes, which
+# wrapped around to a message of 0 bytes.  (The writer makes a 1-byte
+# datatype of the count = bytes edit, defined as F3 01 01 02 01: index 1,
+# size 1, extent 1, flags 1; the edit makes its size 16.)
+craft huge-count p2p --bytes 10 -- 0:1:count=2305843009213693952 0:1:bytes=2305843009213693952
+block_edit "$WORK/huge-count/rank-000000.evt" -- f301010201 f301102001
+for verb in predict stats; do
+  fails huge-count "huge-count/rank-000000.evt: offset 32: corrupt block (count times datatype size passes 2^64 bytes" $verb
+done
