@@ -844,10 +844,13 @@ int simmpi_coll_of(uint16_t op)
 
 static void set_block(ins_coll *c, int64_t count, uint64_t bytes)
 {
+    uint64_t esize = count > 0 && bytes ? bytes / (uint64_t)count : 1;
     c->count = count > 0 ? (uint64_t)count : 0;
-    c->esize = count > 0 && bytes ? (uint32_t)(bytes / (uint64_t)count) : 1;
-    if (!c->esize)
+    c->esize = esize ? (uint32_t)esize : 1;
+    if (esize > UINT32_MAX) { /* elements of 4 GiB or more (count 1 of a large type): as bytes */
+        c->count *= esize;
         c->esize = 1;
+    }
 }
 
 static int copy_v(tctx *t, ins_coll *c, const uint64_t *v, uint32_t n)

@@ -108,3 +108,17 @@ block_edit "$WORK/huge-count/rank-000000.evt" -- f301010201 f301102001
 for verb in predict stats; do
   fails huge-count "huge-count/rank-000000.evt: offset 32: corrupt block (count times datatype size passes 2^64 bytes" $verb
 done
+
+# An Allgather of one element of a 4 GiB + 8 byte datatype (a large-count
+# idiom, valid MPI) moves what 2^29 + 1 elements of 8 bytes move: the same
+# prediction.  The element size was cut to 32 bits (8 bytes).
+big=4294967304
+craft big-element coll --ranks 4 --op allgather -- 0:1:count=1 0:1:bytes=$big \
+  1:1:count=1 1:1:bytes=$big 2:1:count=1 2:1:bytes=$big 3:1:count=1 3:1:bytes=$big
+craft big-count coll --ranks 4 --op allgather -- 0:1:count=536870913 0:1:bytes=$big \
+  1:1:count=536870913 1:1:bytes=$big 2:1:count=536870913 2:1:bytes=$big 3:1:count=536870913 3:1:bytes=$big
+predict "$WORK/big-count"
+want=$(q "d['predicted_ps']")
+predict "$WORK/big-element"
+expect "one 4 GiB element" "$(q "d['predicted_ps']")" "$want"
+echo "big-element: $want ps, as 8-byte elements"
