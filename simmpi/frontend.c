@@ -936,6 +936,19 @@ static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
     uint64_t dbytes = 0;
     if (coll_sizes(t, c, &dbytes) < 0)
         return -1;
+    /* A round moves at most every member's block (or all the per-rank
+     * sizes): sizes adding up past 2^64 bytes would wrap around to small
+     * ones in coll.c's sums. */
+    uint64_t all, vall = 0;
+    int wraps = __builtin_mul_overflow(c->count * c->esize, (uint64_t)c->size, &all);
+    for (uint32_t i = 0; c->v && i < c->size; i++)
+        wraps |= __builtin_add_overflow(vall, c->v[i], &vall);
+    if (wraps) {
+        free(c->v);
+        c->v = NULL;
+        return sim_fail(s, "rank %u: event %llu (%s): its sizes on %u ranks add up past 2^64 bytes",
+                        t->rank, (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name, c->size);
+    }
     /* Every member makes the same decision, call after call: ask the rule
      * once per communicator, collective and size. */
     comm_cache *cc = &s->comms[comm];

@@ -122,3 +122,13 @@ want=$(q "d['predicted_ps']")
 predict "$WORK/big-element"
 expect "one 4 GiB element" "$(q "d['predicted_ps']")" "$want"
 echo "big-element: $want ps, as 8-byte elements"
+
+# An Allgather of 2^62 bytes per rank on 4 ranks gathers 2^64 bytes: as
+# linear (a gather, then a broadcast of everything) that wrapped around
+# to a broadcast of 0 bytes.
+plat "coll.allgather = linear"
+e=4611686018427387904
+craft huge-coll coll --ranks 4 --op allgather -- 0:1:count=1 0:1:bytes=$e \
+  1:1:count=1 1:1:bytes=$e 2:1:count=1 2:1:bytes=$e 3:1:count=1 3:1:bytes=$e
+fails huge-coll "rank 0: event 1 (MPI_Allgather): its sizes on 4 ranks add up past 2^64 bytes"
+plat
