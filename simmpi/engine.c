@@ -410,15 +410,23 @@ static uint8_t chan_of(const sim *s, uint32_t a, uint32_t b)
 
 static const simmpi_loggp *lgp(const sim *s, uint8_t chan) { return chan ? &s->pf.intra : &s->pf.inter; }
 
-/* Fails the simulation once time t of rank r reached SIM_HORIZON (internal.h). */
-static void past_horizon(sim *s, const srank *r, simtime t)
+static __attribute__((noinline, cold)) void horizon_fail(sim *s, const srank *r)
 {
-    if (__builtin_expect(t < SIM_HORIZON, 1))
-        return;
     const char *op = ph_ops[r->op].name; /* NULL before the rank's first call */
     sim_fail(s, "rank %u: %s: the simulated time passes 2^62 ps (53 days): a size or a computation "
                 "gap in the trace is too large to simulate",
              (uint32_t)(r - s->r), op ? op : "before its first call");
+}
+
+/* Fails the simulation once time t of rank r reached SIM_HORIZON
+ * (internal.h); 1 then.  Inline, the message out of line: one comparison
+ * where clocks grow, a few times an event. */
+static inline int past_horizon(sim *s, const srank *r, simtime t)
+{
+    if (__builtin_expect(t < SIM_HORIZON, 1))
+        return 0;
+    horizon_fail(s, r);
+    return 1;
 }
 
 /* Put message m on the wire at `ready` through the sender's NIC (one message
@@ -432,12 +440,11 @@ static void inject(sim *s, uint32_t mi, simtime ready)
     const simmpi_loggp *p = lgp(s, m->chan);
     simtime gap = sim_gap(p, m->bytes);
     simtime wire = tmax(ready, src->txfree[m->chan]);
-    /* NICs busy past the horizon (messages queued behind a huge one, no
-     * event popped in between) would wrap around with the next */
-    past_horizon(s, src, wire);
-    src->txfree[m->chan] = wire + gap;
     simtime in = tmax(wire + p->L, dst->rxfree[m->chan]);
-    past_horizon(s, dst, in);
+    /* NICs busy past the horizon (messages queued behind a huge one, no
+     * event popped in between) would wrap around with the next; in >= wire */
+    past_horizon(s, wire < SIM_HORIZON ? dst : src, in);
+    src->txfree[m->chan] = wire + gap;
     dst->rxfree[m->chan] = in + gap;
     push(s, in + gap, m->dst, EV_DELIVER, mi);
 }
@@ -625,6 +632,7 @@ static __attribute__((noinline)) void req_done_owned(sim *s, uint32_t qi, simtim
     if (q->state & RS_WAITED) {
         srank *r = &s->r[q->rank];
         blocked_work(s, r, tmax(r->now, t), collect_cost(s, q), r->op, r->site);
+        past_horizon(s, r, r->now); /* woken by a message: name the call that waited */
         q->state |= RS_CHARGED;
         if (--r->nwait == 0)
             unblock(s, q->rank);
@@ -1123,10 +1131,12 @@ static void run_loop(sim *s)
     for (uint32_t i = 0; i < s->n; i++)
         queue_rank(s, i);
     while (s->heap.n && !s->failed) {
+        /* No horizon check here (one per event): an event's time is a
+         * rank's clock, checked where it grows, plus a capped cost (L, a
+         * NIC's gap, o'), so it stays far from wrapping; the clock it sets
+         * is checked where it wakes a waiting rank, or at the rank's next
+         * call or end. */
         hev e = evheap_pop(&s->heap);
-        past_horizon(s, &s->r[ev_rank(&e)], e.t); /* a message's delivery, handshake, ... */
-        if (s->failed)
-            break;
         prefetch_next(s);
         s->res->heap_events++;
         switch (ev_type(&e)) {
