@@ -875,7 +875,7 @@ static int coll_start_round(sim *s, uint32_t rank, const ins *in)
     return BLOCKED;
 }
 
-static void coll_end_round(sim *s, srank *r)
+static inline void coll_end_round(sim *s, srank *r)
 {
     release_all(s, r->creq, r->ncreq);
     r->ncreq = 0;
