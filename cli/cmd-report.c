@@ -596,19 +596,23 @@ static void iterations_text(const json_t *per_rank, char *buf, size_t cap)
 }
 
 /* "rank 0 (39%), rank 1 (52%)": the ranks whose replay shared their cores
- * (phantom replay's shared_cpu, doc/replay.md "A busy node"); "" for none. */
+ * (phantom replay's shared_cpu, doc/replay.md "A busy node"), the first
+ * eight and how many more; "" for none. */
 static void shared_text(const json_t *per_rank, char *buf, size_t cap)
 {
-    size_t i, len = 0;
+    enum { SHOWN = 8 };
+    size_t i, len = 0, n = 0;
     json_t *r;
     buf[0] = 0;
     json_array_foreach(per_rank, i, r) {
-        if (!json_is_true(json_object_get(r, "shared_cpu")) || len >= cap)
+        if (!json_is_true(json_object_get(r, "shared_cpu")) || n++ >= SHOWN || len >= cap)
             continue;
         len += (size_t)snprintf(buf + len, cap - len, "%srank %lld (%.0f%%)", len ? ", " : "",
                                 (long long)json_integer_value(json_object_get(r, "rank")),
                                 100 * json_number_value(json_object_get(r, "cpu_busy")));
     }
+    if (n > SHOWN && len < cap)
+        snprintf(buf + len, cap - len, " and %zu more", n - SHOWN);
 }
 
 static json_t *replay_json(const study *s)

@@ -136,18 +136,24 @@ static const char css[] =
  * recommendation. */
 static void shared_cpu_text(const json_t *r, char *buf, size_t cap)
 {
+    static const char why[] = " had the CPU only that share of the time while replayed: other work shared the "
+                              "node, so their computation holds the turns they waited, and the predictions are "
+                              "longer for it. Replay on an idle node, a rank per core.";
     const json_t *runs = json_object_get(json_object_get(json_object_get(r, "provenance"), "replay"), "runs"), *e;
-    size_t i, len = 0;
+    size_t i, len = 0, room = cap > sizeof why + 8 ? cap - sizeof why - 8 : 0; /* the list's, "..." and all */
     buf[0] = 0;
     json_array_foreach(runs, i, e) {
         const char *who = report_jstr(e, "shared_cpu");
-        if (who && len < cap)
-            len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? "; " : "", who);
+        if (!who)
+            continue;
+        if (len + strlen(who) + 2 > room) {
+            len += (size_t)snprintf(buf + len, cap - len, "; ...");
+            break;
+        }
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? "; " : "", who);
     }
-    if (len && len < cap)
-        snprintf(buf + len, cap - len, " had the CPU only that share of the time while replayed: other work "
-                 "shared the node, so their computation holds the turns they waited, and the predictions are "
-                 "longer for it. Replay on an idle node, a rank per core.");
+    if (len)
+        snprintf(buf + len, cap - len, "%s", why);
 }
 
 static void html_head(FILE *f, const json_t *r)
