@@ -237,6 +237,39 @@ static void set_stop(job *j, uint32_t p, const plan_loop *l)
     j->loop[3 * p + 2] = l->iterations;
 }
 
+/* Whether ranks replayed together (not isolated) would stop at the ends of
+ * loops that start or repeat differently: iteration R then ends at other
+ * exchanges for each, and a rank that stopped leaves a partner waiting on
+ * it forever (tests/run.sh's timed.c, whose ranks loop as their clocks say,
+ * hung so). */
+static int loops_differ(const job *j, const plan_loop *loops)
+{
+    const plan_loop *first = NULL;
+    int whole = 0; /* a rank that does not stop would wait for one that does */
+    for (uint32_t p = 0; !j->o->isolated && p < j->nprocs; p++) {
+        const plan_loop *l = &loops[j->ranks[p]];
+        if (l->stop == UINT64_MAX)
+            whole = 1;
+        else if (first && (l->start != first->start || l->period != first->period))
+            return 1;
+        else if (!first)
+            first = l;
+    }
+    return whole && first;
+}
+
+/* Whether the trace's message log holds only the first iterations (record
+ * --plan): its ranks cannot be replayed past them. */
+static int log_is_cut(const job *j)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/meta.json", j->o->trace);
+    json_t *meta = json_load_file(path, 0, NULL);
+    int cut = json_is_object(json_object_get(meta, "partial"));
+    json_decref(meta);
+    return cut;
+}
+
 /* Each listed rank stops at the end of iteration R of its group's loop. */
 static int plan_stops(job *j)
 {
@@ -251,8 +284,15 @@ static int plan_stops(job *j)
         rc = cli_plan_loops("replay", j->o->plan, n, in, j->o->ranks,
                             j->o->have_iterations ? (int64_t)j->o->iterations : -1, loops,
                             &j->iter_replayed, &j->iter_total);
-    for (uint32_t p = 0; rc == CLI_OK && p < j->nprocs; p++)
-        set_stop(j, p, &loops[j->ranks[p]]);
+    if (rc == CLI_OK && loops_differ(j, loops) && !log_is_cut(j)) {
+        fprintf(stderr, "phantom replay: ranks %s: their loops start or repeat differently, so they would "
+                        "stop at different exchanges and wait for each other: replaying them whole\n",
+                j->o->ranks);
+        j->iter_replayed = j->iter_total = -1;
+    } else {
+        for (uint32_t p = 0; rc == CLI_OK && p < j->nprocs; p++)
+            set_stop(j, p, &loops[j->ranks[p]]);
+    }
     free(in);
     free(loops);
     return rc;
