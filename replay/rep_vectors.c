@@ -13,6 +13,7 @@ typedef struct rvec {
     int64_t start, period, iters, total; /* the loop of a partial replay, or period 0 */
     int64_t recorded; /* the rank's events in the recording replayed; -1 if not said */
     double ratio;  /* replayed / recorded computation of the part replayed */
+    double *pos_ratio; /* a partial replay: per position in the loop, replayed / host */
 } rvec;
 
 struct rep_vectors {
@@ -20,32 +21,80 @@ struct rep_vectors {
     rvec *r;
 };
 
-static int read_rank(ph_trace *t, uint32_t rank, rvec *v, ph_err *err)
+/* The gaps before a rank's events (gap[0] = 0), up to max of them (all
+ * when max is UINT64_MAX); the number read in *n. */
+static int read_gaps(ph_trace *t, uint32_t rank, uint64_t max, uint64_t **gap, uint64_t *n, ph_err *err)
 {
     ph_rank_reader *rd = ph_rank_open(t, rank, err);
     if (!rd)
         return -1;
     size_t cap = 1024;
-    v->gap = malloc(cap * sizeof *v->gap);
+    uint64_t *g = malloc(cap * sizeof *g), k = 0, prev = 0;
     ph_event ev;
-    uint64_t prev = 0;
     int rc = 0;
-    while (v->gap && (rc = ph_rank_next(rd, &ev, err)) > 0) {
-        if (v->n == cap) {
-            uint64_t *g = realloc(v->gap, (cap *= 2) * sizeof *g);
-            if (!g)
+    while (g && k < max && (rc = ph_rank_next(rd, &ev, err)) > 0) {
+        if (k == cap) {
+            uint64_t *ng = realloc(g, (cap *= 2) * sizeof *ng);
+            if (!ng) {
+                free(g);
+                g = NULL;
                 break;
-            v->gap = g;
+            }
+            g = ng;
         }
-        v->gap[v->n] = v->n ? ev.t_entry - prev : 0;
-        v->n++;
+        g[k] = k ? ev.t_entry - prev : 0;
+        k++;
         prev = ev.t_exit;
     }
     ph_rank_close(rd);
-    if (!v->gap || rc > 0) {
+    if (!g) {
         ph_err_set(err, "out of memory");
         return -1;
     }
+    if (rc < 0) {
+        free(g);
+        return -1;
+    }
+    *gap = g;
+    *n = k;
+    return 0;
+}
+
+static int read_rank(ph_trace *t, uint32_t rank, rvec *v, ph_err *err)
+{
+    return read_gaps(t, rank, UINT64_MAX, &v->gap, &v->n, err);
+}
+
+/* A partial replay's ratio, replayed over host, at each position of the
+ * loop, over the iterations replayed; host: the predicted trace.  The
+ * loop's later iterations then scale the host's own: the trace holds every
+ * iteration, and an application whose iterations grow (LAMMPS's melt
+ * rebuilds its neighbour lists more often as the lattice melts: on the host
+ * its last 6 of 19 iterations took 1.8 times its first 6) keeps that
+ * growth, which repeating the first iterations replayed would drop. */
+static int loop_ratios(ph_trace *host, uint32_t rank, rvec *v, ph_err *err)
+{
+    uint64_t first = (uint64_t)v->start + 1, end = (uint64_t)(v->start + v->iters * v->period) + 1;
+    if (end > v->n)
+        end = v->n;
+    uint64_t *hg, hn;
+    if (first >= end || read_gaps(host, rank, end, &hg, &hn, err) < 0)
+        return first >= end ? 0 : -1;
+    double *rep = calloc((size_t)v->period, sizeof *rep), *hst = calloc((size_t)v->period, sizeof *hst);
+    v->pos_ratio = malloc((size_t)v->period * sizeof *v->pos_ratio);
+    int rc = rep && hst && v->pos_ratio ? 0 : -1;
+    for (uint64_t k = first; rc == 0 && k < end && k < hn; k++) {
+        uint64_t p = (k - first) % (uint64_t)v->period;
+        rep[p] += (double)v->gap[k];
+        hst[p] += (double)hg[k];
+    }
+    for (int64_t p = 0; rc == 0 && p < v->period; p++)
+        v->pos_ratio[p] = hst[p] > 0 ? rep[p] / hst[p] : v->ratio;
+    free(rep);
+    free(hst);
+    free(hg);
+    if (rc < 0)
+        ph_err_set(err, "out of memory");
     return rc;
 }
 
@@ -86,6 +135,8 @@ rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err)
         v->r = calloc(v->nranks, sizeof *v->r);
         rc = v->r ? 0 : -1;
     }
+    /* the predicted trace, for a partial replay's loop ratios */
+    ph_trace *host = NULL;
     size_t i, k;
     json_t *pr, *one;
     json_array_foreach(json_object_get(json_object_get(m, "replay"), "replays"), k, one) {
@@ -95,8 +146,14 @@ rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err)
                 continue;
             read_meta(pr, &v->r[rank]);
             rc = read_rank(t, (uint32_t)rank, &v->r[rank], err);
+            if (rc == 0 && v->r[rank].period && !host && !(host = ph_trace_open(trace, err)))
+                rc = -1;
+            if (rc == 0 && v->r[rank].period)
+                rc = loop_ratios(host, (uint32_t)rank, &v->r[rank], err);
         }
     }
+    if (host)
+        ph_trace_close(host);
     if (rc == 0 && !json_is_object(json_object_get(m, "replay"))) {
         ph_err_set(err, "%s: not a result of phantom replay (no \"replay\" in meta.json)", meta);
         rc = -1;
@@ -112,8 +169,10 @@ rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err)
 
 void rep_vectors_close(rep_vectors *v)
 {
-    for (uint32_t i = 0; v && v->r && i < v->nranks; i++)
+    for (uint32_t i = 0; v && v->r && i < v->nranks; i++) {
         free(v->r[i].gap);
+        free(v->r[i].pos_ratio);
+    }
     if (v)
         free(v->r);
     free(v);
@@ -168,11 +227,7 @@ uint64_t rep_vectors_unit(const rep_vectors *v, uint32_t rank, uint64_t k, uint6
         return host_ns;
     if (k < r->n)
         return r->gap[k];
-    if (r->period && (int64_t)k > r->start && (int64_t)k <= r->start + r->total * r->period) {
-        uint64_t span = (uint64_t)(r->iters * r->period);
-        uint64_t k2 = (uint64_t)r->start + 1 + (k - (uint64_t)r->start - 1) % span;
-        if (k2 < r->n)
-            return r->gap[k2];
-    }
+    if (r->pos_ratio && (int64_t)k > r->start && (int64_t)k <= r->start + r->total * r->period)
+        return (uint64_t)llround((double)host_ns * r->pos_ratio[(k - (uint64_t)r->start - 1) % (uint64_t)r->period]);
     return (uint64_t)llround((double)host_ns * r->ratio);
 }

@@ -3,9 +3,11 @@
  *
  * TRACE/replay/NAME holds the replayed ranks' events with the replay's
  * times: unit k of a rank is the gap before its event k.  Past the end of a
- * partial replay, units of the loop repeat the replayed iterations (PHANTOM
- * Section 5.4.2: the recorded iteration count against the total), and units
- * after the loop are the host's scaled by the ratio replayed/recorded of the
+ * partial replay (PHANTOM Section 5.4.2: the recorded iteration count against
+ * the total), units of the loop are the host's, each scaled by the ratio
+ * replayed/host at its position in the loop over the iterations replayed
+ * (host: the trace predicted, which holds every iteration), and units after
+ * the loop are the host's scaled by the ratio replayed/recorded of the
  * replayed part. */
 #ifndef REP_VECTORS_H
 #define REP_VECTORS_H

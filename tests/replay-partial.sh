@@ -61,8 +61,10 @@ grep -q "rank 1 was replayed already" "$WORK/rep" || fail "no message for a rank
 # The other ranks' first 5 iterations join rank 1's in "five", and the
 # prediction scales them up to the whole run (PHANTOM Section 5.4.2), as
 # doc/replay.md §4 says, restated here: units the replay measured as they
-# are; the rest of the loop repeats the replayed iterations; units after the
-# loop are the host's, times the replayed/recorded ratio of the part replayed.
+# are; the rest of the loop is the host's units, each times the ratio
+# replayed/host at its position in the loop over the iterations replayed;
+# units after the loop are the host's, times the replayed/recorded ratio of
+# the part replayed.
 "$PHANTOM" replay "$T" --ranks 0,2-3 --isolated --plan "$WORK/plan.json" --iterations 5 --name five \
   -- "$prog" 256 100 > "$WORK/rep" 2>&1 || { cat "$WORK/rep"; fail "--iterations 5 of ranks 0,2-3"; }
 "$PHANTOM" predict "$T" --platform "$top_srcdir/platforms/shm-2core-local.conf" --comp five --json \
@@ -87,13 +89,20 @@ for pr in pred['ranks']:
     r = pr['rank']
     m, got, loop = per[r], rep[r], per[r]['loop']
     ratio = m['computation_ns'] / m['recorded_computation_ns']
+    first, period = (loop['start'] + 1, loop['period']) if loop else (0, 0)
+    pos = {}
+    if loop:  # replayed over host, per position, over the iterations replayed
+        end = min(first + loop['iterations_replayed'] * period, len(got))
+        for p in range(period):
+            ks = range(first + p, end, period)
+            h = sum(host[r][k] for k in ks)
+            pos[p] = sum(got[k] for k in ks) / h if h else ratio
     total = 0
     for k, h in enumerate(host[r]):
         if k < len(got):
             u = got[k]
-        elif loop and loop['start'] < k <= loop['start'] + loop['iterations'] * loop['period'] and \
-                loop['start'] + 1 + (k - loop['start'] - 1) % (loop['iterations_replayed'] * loop['period']) < len(got):
-            u = got[loop['start'] + 1 + (k - loop['start'] - 1) % (loop['iterations_replayed'] * loop['period'])]
+        elif loop and first <= k <= loop['start'] + loop['iterations'] * period:
+            u = round(h * pos[(k - first) % period])
         else:
             u = round(h * ratio)
         total += u
