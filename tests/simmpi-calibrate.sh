@@ -42,6 +42,43 @@ $PREDICT "$WORK/p2p.trace" --platform "$WORK/here.conf" > "$WORK/p.txt" ||
   fail "phantom predict rejected the calibrated platform"
 grep -q "predicted run time" "$WORK/p.txt" || fail "no prediction: $(cat "$WORK/p.txt")"
 
+# o_poll keeps the runs within twice their median: a preloaded shim stalls
+# 4 of the 15 poll runs by 20 ms (the way a CPU quota's pauses hit some of
+# them), and o_poll must stay near the unstalled calibration's (dropping
+# the slowest tenth kept two stalled runs: hundreds of ns more).
+cat > "$WORK/stall.c" <<'C'
+#include <mpi.h>
+#include <unistd.h>
+static int armed, run;
+/* each of calibrate's poll runs starts after a barrier */
+int MPI_Barrier(MPI_Comm c)
+{
+    armed = 1;
+    return PMPI_Barrier(c);
+}
+int MPI_Test(MPI_Request *q, int *flag, MPI_Status *st)
+{
+    if (armed) {
+        armed = 0;
+        if (++run % 3 == 2 && run < 14) /* runs 2, 5, 8 and 11 */
+            usleep(20000);
+    }
+    return PMPI_Test(q, flag, st);
+}
+C
+mpicc -shared -fPIC -o "$WORK/stall.so" "$WORK/stall.c" || fail "building the stalling shim"
+mpirun_n 2 -x LD_PRELOAD="${PHANTOM_PRELOAD_EXTRA:+$PHANTOM_PRELOAD_EXTRA:}$WORK/stall.so" \
+  "$PHANTOM" calibrate --reps 15 -o "$WORK/stalled.conf" > "$WORK/out" 2>&1 ||
+  { cat "$WORK/out"; fail "phantom calibrate with stalled poll runs failed"; }
+python3 - "$WORK/here.conf" "$WORK/stalled.conf" <<'PY' || fail "stalled poll runs counted"
+import re, sys
+def o_poll(path):
+    return float(re.search(r'^o_poll = ([0-9.]+)ns', open(path).read(), re.M).group(1))
+here, stalled = o_poll(sys.argv[1]), o_poll(sys.argv[2])
+print(f"o_poll {here} ns, with 4 of 15 runs stalled {stalled} ns")
+if stalled > 1.5 * here + 50: sys.exit(f"o_poll {stalled} ns with 4 runs stalled, {here} ns without")
+PY
+
 # On a throttled CPU (here declared with --cpu-share) a call's own work
 # takes 1/share as long: o_s, o_r, o', o_poll and o_iprobe are the
 # full-speed times the comment gives, over the share; L, G and the eager
