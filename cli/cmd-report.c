@@ -471,10 +471,11 @@ static json_t *breakdown_one(const pred *p, const char *at)
     const json_t *sim = json_object_get(p->doc, "simulator");
     double polls = json_number_value(json_object_get(sim, "failed_poll_share"));
     double test_wait = json_number_value(json_object_get(sim, "test_wait_share"));
-    return json_pack("{s:s, s:I, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "platform", p->platform, "nodes",
-                     p->nodes, "at", at, "comp_s", comp, "comm_s", comm, "wait_s", wait, "comp_share",
+    double credit = json_number_value(json_object_get(sim, "test_wait_credit_share"));
+    return json_pack("{s:s, s:I, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "platform", p->platform,
+                     "nodes", p->nodes, "at", at, "comp_s", comp, "comm_s", comm, "wait_s", wait, "comp_share",
                      comp / d, "comm_share", comm / d, "wait_share", wait / d, "failed_poll_share", polls,
-                     "test_wait_share", test_wait);
+                     "test_wait_share", test_wait, "test_wait_credit_share", credit);
 }
 
 static json_t *breakdown_json(const study *s)

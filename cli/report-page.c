@@ -279,8 +279,9 @@ static const char *poll_note(const json_t *r, char *buf, size_t cap)
     if (waits && num(waits, "test_wait_share") >= 0.05 && len < cap)
         snprintf(buf + len, cap - len, "%sOn %s the ranks wait %.0f%% of their time in Tests that the recorded run "
                  "saw succeed, for messages not yet delivered: a program that works between its polls would go on "
-                 "working there, so that time may be wait the target does not have.", len ? "  " : "",
-                 report_jstr(waits, "platform"), 100 * num(waits, "test_wait_share"));
+                 "working there, so %.0f%% of their time, of their polling loops' later work, is counted as done in "
+                 "those waits.", len ? "  " : "", report_jstr(waits, "platform"), 100 * num(waits, "test_wait_share"),
+                 100 * num(waits, "test_wait_credit_share"));
     return buf[0] ? buf : NULL;
 }
 

@@ -654,9 +654,13 @@ static inline void req_done(sim *s, uint32_t qi, simtime t)
 
 /* Wait for every request in reqs: collect the completed ones now, block on
  * the rest.  Returns BLOCKED or DONE. */
+static int test_op(uint16_t op);
+
 static int wait_reqs(sim *s, uint32_t rank, const uint32_t *reqs, uint32_t n)
 {
     srank *r = &s->r[rank];
+    if (s->credit && !test_op(r->op)) /* the polling loop is over */
+        s->credit[rank] = 0;
     r->nwait = 0;
     r->wovh = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -903,13 +907,53 @@ static int exec_coll(sim *s, uint32_t rank, const ins *in)
     }
 }
 
+/* ---- Test waits -------------------------------------------------------------------------
+ *
+ * A Test the recorded run saw succeed blocks the simulated rank until its
+ * requests are done.  On the target that Test would have failed, and the
+ * rank would have gone on with its polling loop: the loop's next
+ * computation and failed polls would have filled the wait, and it would
+ * not do them again later.  So the wait (not the CPU work done in it) is
+ * the rank's credit, and the computation before its next failed polls, and
+ * their o_poll, are charged only past it.  A blocking call other than a
+ * Test ends the loop and the credit.  The work after the successful Test
+ * itself (taking in the message) is before another call, and is charged:
+ * what needed the message still waits for it. */
+
+static int test_op(uint16_t op)
+{
+    const ph_op_info *info = ph_op(op);
+    return info && info->kind >= PH_K_TEST && info->kind <= PH_K_TESTSOME;
+}
+
+static __attribute__((noinline, cold)) void earn_credit(sim *s, uint32_t rank, simtime wait)
+{
+    if (!s->credit && !(s->credit = calloc(s->n, sizeof *s->credit))) {
+        sim_fail(s, "out of memory");
+        return;
+    }
+    s->credit[rank] += wait;
+}
+
+/* What of cost rank r still pays once its credit is spent. */
+static simtime spend_credit(sim *s, uint32_t rank, simtime cost)
+{
+    simtime c = s->credit[rank], used = c < cost ? c : cost;
+    s->credit[rank] = c - used;
+    s->res->test_wait_credit += used;
+    return cost - used;
+}
+
 static int exec_wait(sim *s, uint32_t rank, const ins *in)
 {
     srank *r = &s->r[rank];
-    if (r->unblocked)
+    if (r->unblocked) {
         r->unblocked = 0;
-    else if (wait_reqs(s, rank, in->u.w.reqs, in->u.w.n) == BLOCKED)
+        if (test_op(in->op) && r->now > r->w0 + r->wovh)
+            earn_credit(s, rank, r->now - r->w0 - r->wovh);
+    } else if (wait_reqs(s, rank, in->u.w.reqs, in->u.w.n) == BLOCKED) {
         return BLOCKED;
+    }
     release_all(s, in->u.w.reqs, in->u.w.n);
     return DONE;
 }
@@ -991,6 +1035,8 @@ static int failed_poll(sim *s, srank *r, const ins *in)
         return DONE;
     }
     simtime cost = in->flags & F_PROBE ? s->pf.o_iprobe : s->pf.o_poll;
+    if (s->credit)
+        cost = spend_credit(s, (uint32_t)(r - s->r), cost);
     overhead(s, r, cost);
     s->res->failed_polls++;
     s->res->failed_poll_time += cost;
@@ -1022,6 +1068,8 @@ static void call_start(sim *s, srank *r, const ins *in)
     if (in->site < s->res->nsites)
         s->res->sites[in->site].calls++;
     simtime dt = in->comp;
+    if (s->credit && in->type == I_POLL)
+        dt = spend_credit(s, (uint32_t)(r - s->r), dt);
     if (s->noise)
         dt = cpu_until_noisy(s, r, r->now, dt) - r->now;
     r->now += dt;
@@ -1417,6 +1465,7 @@ static void teardown(sim *s)
     free(s->ms);
     free(s->mt.e);
     free(s->heap.mem);
+    free(s->credit);
     free(s->cr.send);
     free(s->cr.recv);
 }

@@ -379,6 +379,8 @@ typedef struct sim {
     uint32_t done;
     uint64_t events, next_progress;
     int noise;            /* the platform's CPU noise is on (cpu_until) */
+    simtime *credit;      /* per rank, its polling loop's work already done in Test waits
+                           * (engine.c: earn_credit); NULL until a rank has some */
     int comp_plain;       /* no comp.unit, comp_scale 1: a unit is the host's gap */
     ph_err *err;
     int failed;

@@ -223,6 +223,11 @@ typedef struct simmpi_result {
      * (an Iprobe's message had arrived) in the simulation, so the target's
      * call would have succeeded. */
     uint64_t folded_polls;
+    /* Blocked in a Test the recorded run saw succeed, a rank would on the
+     * target have failed that Test and gone on with its polling loop: the
+     * computation and failed polls that loop then has left, up to the wait,
+     * were not charged again (doc/simmpi.md section 4). */
+    simtime test_wait_credit;
 } simmpi_result;
 
 /* Defaults: the default platform, block placement, host vectors, scale 1. */

@@ -2,7 +2,7 @@
  *
  *   synth KIND OUT [--ranks N] [--bytes K] [--iters I] [--comp NS]
  *         [--comp0 NS] [--comp1 NS] [--overlap NS] [--op COLL] [--root R]
- *         [--esize E] [--dims X,Y,Z] [--nonblocking]
+ *         [--esize E] [--dims X,Y,Z] [--nonblocking] [--comp-probe NS] [--barrier]
  *
  * Written with the MPI-free writer (lib/ph_writer.c), so every gap between
  * MPI calls is exactly what the options say: a test can compute the
@@ -22,8 +22,9 @@
  *   wildcard    ranks 1..N-1 send to 0, which receives MPI_ANY_SOURCE,
  *               matching the highest rank first (Irecv + Waitany)
  *   poll        rank 1: Irecv, three Tests that fail, one that succeeds;
- *               then two Iprobes that find nothing (COMP before each);
- *               rank 0 sends after comp0
+ *               then two Iprobes that find nothing (COMP before each, or
+ *               --comp-probe before the Iprobes); rank 0 sends after
+ *               comp0; --barrier: both ranks then Barrier before the Iprobes
  *   iprobe      rank 1: Iprobes of (0, tag 9), (0, 9), (ANY_SOURCE, 9) and
  *               (0, ANY_TAG) that find nothing, one of (0, 9) that finds the
  *               message, then Recv (COMP before each); rank 0 sends after comp0
@@ -51,8 +52,8 @@
 typedef struct opts {
     const char *kind, *out, *op, *sendop;
     uint32_t ranks, iters, root, esize, dims[3];
-    uint64_t bytes, comp, comp0, comp1, overlap;
-    int nonblocking;
+    uint64_t bytes, comp, comp0, comp1, overlap, comp_probe;
+    int nonblocking, barrier, has_comp_probe;
 } opts;
 
 typedef struct W { /* one rank being written */
@@ -307,6 +308,8 @@ static void k_poll(const opts *o, W *w)
 {
     if (w->rank == 0) {
         send_(w, PH_OP_SEND, 1, 9, o->bytes, o->comp0);
+        if (o->barrier)
+            coll(w, PH_OP_BARRIER, 0, 0, 1, 0, 0);
         return;
     }
     uint64_t id = irecv(w, PH_OP_IRECV, 0, 9, o->bytes, 0);
@@ -320,12 +323,14 @@ static void k_poll(const opts *o, W *w)
         e.status = &s;
         put(w, &e, o->comp);
     }
+    if (o->barrier)
+        coll(w, PH_OP_BARRIER, 0, 0, 1, 0, 0);
     for (int i = 0; i < 2; i++) {
         ph_event e = ev0(PH_OP_IPROBE);
         e.peer = e.peer_world = 0;
         e.tag = 10;
         e.flag = 0;
-        put(w, &e, o->comp);
+        put(w, &e, o->has_comp_probe ? o->comp_probe : o->comp);
     }
 }
 
@@ -500,7 +505,8 @@ static void parse(int argc, char **argv, opts *o)
         {"ranks", 1, 0, 'n'}, {"bytes", 1, 0, 'b'}, {"iters", 1, 0, 'i'}, {"comp", 1, 0, 'c'},
         {"comp0", 1, 0, '0'}, {"comp1", 1, 0, '1'}, {"overlap", 1, 0, 'v'}, {"op", 1, 0, 'o'},
         {"root", 1, 0, 'r'}, {"esize", 1, 0, 'e'}, {"dims", 1, 0, 'd'},
-        {"nonblocking", 0, 0, 'N'}, {"sendop", 1, 0, 's'}, {0, 0, 0, 0}};
+        {"nonblocking", 0, 0, 'N'}, {"sendop", 1, 0, 's'}, {"comp-probe", 1, 0, 'P'},
+        {"barrier", 0, 0, 'B'}, {0, 0, 0, 0}};
     *o = (opts){.ranks = 2, .iters = 1, .esize = 1, .dims = {2, 2, 2}};
     for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
         switch (c) {
@@ -516,6 +522,11 @@ static void parse(int argc, char **argv, opts *o)
         case 'e': o->esize = (uint32_t)num(optarg); break;
         case 'N': o->nonblocking = 1; break;
         case 's': o->sendop = optarg; break;
+        case 'P':
+            o->comp_probe = num(optarg);
+            o->has_comp_probe = 1;
+            break;
+        case 'B': o->barrier = 1; break;
         case 'd':
             if (sscanf(optarg, "%u,%u,%u", &o->dims[0], &o->dims[1], &o->dims[2]) != 3)
                 die("--dims X,Y,Z");

@@ -111,24 +111,43 @@ expect "rendezvous overlap: sender" "$(finish 0)" "$(ps $((50000 + 2 * op + os))
 for oi in 100 70; do
   if [ $oi = 100 ]; then plat; else plat "o_iprobe = ${oi}ns"; fi
   predict "$WORK/poll"
-  expect "poll (o_iprobe $oi)" "$(finish 1)" "$(ps $((3000 + os + 9 + L + or + 2 * (1000 + oi))))"
-  expect "poll overhead (o_iprobe $oi)" "$(field 1 overhead)" "$(ps $((3 * 100 + or + 2 * oi)))"
-  expect "failed polls counted (o_iprobe $oi)" "$(q "d['simulator']['failed_polls']")" 5
-  expect "no poll folded (o_iprobe $oi)" "$(q "d['simulator']['folded_polls']")" 0
-  expect "failed polls' cost (o_iprobe $oi)" "$(q "d['simulator']['failed_poll_ps']")" "$(ps $((3 * 100 + 2 * oi)))"
-  expect "failed polls' share (o_iprobe $oi)" "$(q "round(d['simulator']['failed_poll_share'], 9)")" \
-    "$(q "round(d['simulator']['failed_poll_ps'] / sum(r['finish_ps'] for r in d['ranks']), 9)")"
   # The Test that succeeded comes at 4 x 1 us + 3 x 100 ns = 4.3 us, after
   # rank 0 sent at 3 us: it waits for the data until 9.009 us, in transfer.
+  # On the target it would have failed, and the rank gone on polling: the
+  # wait, 4.709 us, is credit, which the two failed Iprobes' computation and
+  # o_iprobe, 2 x (1 us + o_iprobe), fit in: they cost nothing.
+  expect "poll (o_iprobe $oi)" "$(finish 1)" "$(ps $((3000 + os + 9 + L + or)))"
+  expect "poll overhead (o_iprobe $oi)" "$(field 1 overhead)" "$(ps $((3 * 100 + or)))"
+  expect "poll computation (o_iprobe $oi)" "$(field 1 comp)" "$(ps 4000)"
+  expect "failed polls counted (o_iprobe $oi)" "$(q "d['simulator']['failed_polls']")" 5
+  expect "no poll folded (o_iprobe $oi)" "$(q "d['simulator']['folded_polls']")" 0
+  expect "failed polls' cost (o_iprobe $oi)" "$(q "d['simulator']['failed_poll_ps']")" "$(ps $((3 * 100)))"
+  expect "failed polls' share (o_iprobe $oi)" "$(q "round(d['simulator']['failed_poll_share'], 9)")" \
+    "$(q "round(d['simulator']['failed_poll_ps'] / sum(r['finish_ps'] for r in d['ranks']), 9)")"
   expect "wait in the successful Test (o_iprobe $oi)" "$(q "d['simulator']['test_wait_ps']")" "$(ps $((9009 - 4300)))"
   expect "its share (o_iprobe $oi)" "$(q "round(d['simulator']['test_wait_share'], 9)")" \
     "$(q "round($(ps 4709) / sum(r['finish_ps'] for r in d['ranks']), 9)")"
+  expect "work done in the wait (o_iprobe $oi)" "$(q "d['simulator']['test_wait_credit_ps']")" "$(ps $((2 * (1000 + oi))))"
 done
-# So do waits in successful Tests from a twentieth: 4.709 us of rank 0's 4 us
-# and rank 1's 13.209 us is 27%.
+# With 3 us of computation before each Iprobe, the credit (the wait, 4.709
+# us) covers the first Iprobe, 3.1 us, and 1.609 us of the second's.
+"$SYNTH" poll "$WORK/poll2" --bytes 10 --comp 1000 --comp0 3000 --comp-probe 3000 > /dev/null ||
+  fail "simmpi/synth poll --comp-probe"
 plat
+predict "$WORK/poll2"
+expect "credit spent" "$(q "d['simulator']['test_wait_credit_ps']")" "$(ps 4709)"
+expect "poll, the rest after the credit" "$(finish 1)" "$(ps $((3000 + os + 9 + L + or + 2 * (3000 + 100) - 4709)))"
+# A blocking call other than a Test ends the polling loop and its credit:
+# the same Iprobes after a Barrier cost what they cost.
+"$SYNTH" poll "$WORK/poll3" --bytes 10 --comp 1000 --comp0 3000 --barrier > /dev/null ||
+  fail "simmpi/synth poll --barrier"
+predict "$WORK/poll3"
+expect "no credit past a barrier" "$(q "d['simulator']['test_wait_credit_ps']")" 0
+# So do waits in successful Tests from a twentieth: 4.709 us of rank 0's 4 us
+# and rank 1's 11.009 us is 31%; the note says how much was made up.
 $PREDICT "$WORK/poll" --platform "$WORK/plat.conf" > "$WORK/p.txt" || fail "predict poll (text)"
-grep -q "^note: in Tests that the recorded run saw succeed, the ranks waited 4.709 us, 27% of their time,$" "$WORK/p.txt" ||
+grep -q "^note: in Tests that the recorded run saw succeed, the ranks waited 4.709 us, 31% of their time,$" "$WORK/p.txt" &&
+  grep -q "^would have gone on working there, and 2.200 us of their polling loops' later work (computation$" "$WORK/p.txt" ||
   fail "no note on the wait in the successful Test: $(tail -8 "$WORK/p.txt")"
 # Polls that are a tenth of the ranks' time or more get a note on the terminal.
 plat "o_poll = 2us"

@@ -89,8 +89,10 @@ predict "$WORK/e" --what-if comp=0.5
 expect "comp x 0.5" "$(q "d['ranks'][1]['finish_ps']")" $(( (2000 + 1000 + 100 + 5000 + 2000) * 1000 ))
 predict "$WORK/e" --what-if net=2
 expect "net x 2" "$(q "d['ranks'][1]['finish_ps']")" $(( (4000 + 2 * (1000 + 100 + 5000 + 2000)) * 1000 ))
-# ... failed polls included: 3 Tests and 2 Iprobes at o_poll = 100 ns.
-"$SYNTH" poll "$WORK/poll" --bytes 10 --comp 1000 --comp0 3000 > /dev/null || fail "simmpi/synth poll"
+# ... failed polls included: 3 Tests and 2 Iprobes at o_poll = 100 ns (the
+# Iprobes after a Barrier, which ends the credit of the wait in the
+# successful Test: doc/simmpi.md section 4).
+"$SYNTH" poll "$WORK/poll" --bytes 10 --comp 1000 --comp0 3000 --barrier > /dev/null || fail "simmpi/synth poll"
 predict "$WORK/poll" --what-if net=2
 expect "net x 2: failed polls" "$(q "d['simulator']['failed_poll_ps']")" $(( 2 * 5 * 100 * 1000 ))
 predict "$WORK/e" --what-if comp=0 --what-if net=0.5
