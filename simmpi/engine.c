@@ -414,7 +414,7 @@ static __attribute__((noinline, cold)) void horizon_fail(sim *s, const srank *r)
 {
     const char *op = ph_ops[r->op].name; /* NULL before the rank's first call */
     sim_fail(s, "rank %u: %s: the simulated time passes 2^62 ps (53 days): a size or a computation "
-                "gap in the trace is too large to simulate",
+                "gap in the trace, or a what-if factor, is too large to simulate",
              (uint32_t)(r - s->r), op ? op : "before its first call");
 }
 
@@ -652,10 +652,45 @@ static inline void req_done(sim *s, uint32_t qi, simtime t)
         req_done_owned(s, qi, t);
 }
 
+/* ---- Test waits -------------------------------------------------------------------------
+ *
+ * A Test the recorded run saw succeed blocks the simulated rank until its
+ * requests are done.  On the target that Test would have failed, and the
+ * rank would have gone on with its polling loop: the loop's next
+ * computation and failed polls would have filled the wait, and it would
+ * not do them again later.  So the wait (not the CPU work done in it) is
+ * the rank's credit, and the computation before its next failed polls, and
+ * their o_poll, are charged only past it.  A blocking call other than a
+ * Test ends the loop and the credit.  The work after the successful Test
+ * itself (taking in the message) is before another call, and is charged:
+ * what needed the message still waits for it. */
+
+static int test_op(uint16_t op)
+{
+    const ph_op_info *info = ph_op(op);
+    return info && info->kind >= PH_K_TEST && info->kind <= PH_K_TESTSOME;
+}
+
+static __attribute__((noinline, cold)) void earn_credit(sim *s, uint32_t rank, simtime wait)
+{
+    if (!s->credit && !(s->credit = calloc(s->n, sizeof *s->credit))) {
+        sim_fail(s, "out of memory");
+        return;
+    }
+    s->credit[rank] += wait;
+}
+
+/* What of cost rank r still pays once its credit is spent. */
+static simtime spend_credit(sim *s, uint32_t rank, simtime cost)
+{
+    simtime c = s->credit[rank], used = c < cost ? c : cost;
+    s->credit[rank] = c - used;
+    s->res->test_wait_credit += used;
+    return cost - used;
+}
+
 /* Wait for every request in reqs: collect the completed ones now, block on
  * the rest.  Returns BLOCKED or DONE. */
-static int test_op(uint16_t op);
-
 static int wait_reqs(sim *s, uint32_t rank, const uint32_t *reqs, uint32_t n)
 {
     srank *r = &s->r[rank];
@@ -905,43 +940,6 @@ static int exec_coll(sim *s, uint32_t rank, const ins *in)
             return BLOCKED;
         coll_end_round(s, r);
     }
-}
-
-/* ---- Test waits -------------------------------------------------------------------------
- *
- * A Test the recorded run saw succeed blocks the simulated rank until its
- * requests are done.  On the target that Test would have failed, and the
- * rank would have gone on with its polling loop: the loop's next
- * computation and failed polls would have filled the wait, and it would
- * not do them again later.  So the wait (not the CPU work done in it) is
- * the rank's credit, and the computation before its next failed polls, and
- * their o_poll, are charged only past it.  A blocking call other than a
- * Test ends the loop and the credit.  The work after the successful Test
- * itself (taking in the message) is before another call, and is charged:
- * what needed the message still waits for it. */
-
-static int test_op(uint16_t op)
-{
-    const ph_op_info *info = ph_op(op);
-    return info && info->kind >= PH_K_TEST && info->kind <= PH_K_TESTSOME;
-}
-
-static __attribute__((noinline, cold)) void earn_credit(sim *s, uint32_t rank, simtime wait)
-{
-    if (!s->credit && !(s->credit = calloc(s->n, sizeof *s->credit))) {
-        sim_fail(s, "out of memory");
-        return;
-    }
-    s->credit[rank] += wait;
-}
-
-/* What of cost rank r still pays once its credit is spent. */
-static simtime spend_credit(sim *s, uint32_t rank, simtime cost)
-{
-    simtime c = s->credit[rank], used = c < cost ? c : cost;
-    s->credit[rank] = c - used;
-    s->res->test_wait_credit += used;
-    return cost - used;
 }
 
 static int exec_wait(sim *s, uint32_t rank, const ins *in)

@@ -1077,7 +1077,7 @@ static simtime comp_unit(sim *s, uint32_t rank, uint64_t k, uint64_t host_ns)
     const simmpi_options *o = s->o;
     simtime ps = o->comp.unit ? o->comp.unit(o->comp.ctx, rank, k, host_ns) : host_ns * 1000;
     if (o->comp_scale != 1.0)
-        ps = (simtime)llround((double)ps * o->comp_scale);
+        ps = sim_scale(ps, o->comp_scale);
     return ps;
 }
 

@@ -4,6 +4,7 @@
 #ifndef SIMMPI_INTERNAL_H
 #define SIMMPI_INTERNAL_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "simmpi.h"
@@ -18,6 +19,15 @@
  * grow by them (engine.c: past_horizon), so that a clock below it plus one
  * more cost never overflows. */
 #define SIM_HORIZON ((simtime)1 << 62)
+
+/* t times f (>= 0), rounded; SIM_HORIZON where the product reaches it, so
+ * that an absurd --what-if factor fails at the horizon, naming the rank,
+ * instead of rounding a product llround cannot hold. */
+static inline simtime sim_scale(simtime t, double f)
+{
+    double x = (double)t * f;
+    return x < (double)SIM_HORIZON ? (simtime)llround(x) : SIM_HORIZON;
+}
 
 /* ---- instructions: what one MPI call asks of the engine ------------------- */
 

@@ -28,21 +28,19 @@ void simmpi_platform_default(simmpi_platform *p)
     p->cores_per_node = 1;
 }
 
-static simtime scale_t(simtime t, double f) { return (simtime)llround((double)t * f); }
-
 void simmpi_platform_scale_net(simmpi_platform *p, double f)
 {
     simmpi_loggp *ch[2] = {&p->inter, &p->intra};
     for (int i = 0; i < 2; i++) {
-        ch[i]->o_s = scale_t(ch[i]->o_s, f);
-        ch[i]->o_r = scale_t(ch[i]->o_r, f);
-        ch[i]->L = scale_t(ch[i]->L, f);
-        ch[i]->o_prime = scale_t(ch[i]->o_prime, f);
-        ch[i]->G_fs = scale_t(ch[i]->G_fs, f);
+        ch[i]->o_s = sim_scale(ch[i]->o_s, f);
+        ch[i]->o_r = sim_scale(ch[i]->o_r, f);
+        ch[i]->L = sim_scale(ch[i]->L, f);
+        ch[i]->o_prime = sim_scale(ch[i]->o_prime, f);
+        ch[i]->G_fs = sim_scale(ch[i]->G_fs, f);
     }
     /* a failed poll is the MPI library's own work, as o_s and o_r are */
-    p->o_poll = scale_t(p->o_poll, f);
-    p->o_iprobe = scale_t(p->o_iprobe, f);
+    p->o_poll = sim_scale(p->o_poll, f);
+    p->o_iprobe = sim_scale(p->o_iprobe, f);
 }
 
 /* ---- values --------------------------------------------------------------------------- */

@@ -99,6 +99,15 @@ predict "$WORK/e" --what-if comp=0 --what-if net=0.5
 expect "comp x 0, net x 0.5" "$(q "d['predicted_ps']")" $(( (1000 + 100 + 5000 + 2000) * 500 ))
 rc=0; $PREDICT "$WORK/e" --platform "$WORK/plat.conf" --what-if cpu=2 2> /dev/null || rc=$?
 expect "bad what-if: usage error" $rc 2
+# A factor whose products no 64-bit clock holds fails at the 2^62 ps
+# horizon, in one line naming the rank, and the picoseconds never wrap.
+for w in comp=1e300 net=1e300; do
+  rc=0; $PREDICT "$WORK/e" --platform "$WORK/plat.conf" --what-if $w > /dev/null 2> "$WORK/err" || rc=$?
+  expect "what-if $w: exit" $rc 1
+  [ "$(wc -l < "$WORK/err")" = 1 ] &&
+    grep -q "rank [01]: .*the simulated time passes 2^62 ps .*, or a what-if factor, is too large" "$WORK/err" ||
+    fail "what-if $w: $(cat "$WORK/err")"
+done
 
 # The price per node-hour: 2 nodes for the predicted time.
 plat "price_per_node_hour = 3600"
