@@ -844,7 +844,12 @@ int simmpi_coll_of(uint16_t op)
 
 static void set_block(ins_coll *c, int64_t count, uint64_t bytes)
 {
-    uint64_t esize = count > 0 && bytes ? bytes / (uint64_t)count : 1;
+    if (!bytes) { /* nothing, or elements of a zero-size datatype: no bytes to move */
+        c->count = 0;
+        c->esize = 1;
+        return;
+    }
+    uint64_t esize = count > 0 ? bytes / (uint64_t)count : 1;
     c->count = count > 0 ? (uint64_t)count : 0;
     c->esize = esize ? (uint32_t)esize : 1;
     if (esize > UINT32_MAX) { /* elements of 4 GiB or more (count 1 of a large type): as bytes */

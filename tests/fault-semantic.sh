@@ -123,6 +123,15 @@ predict "$WORK/big-element"
 expect "one 4 GiB element" "$(q "d['predicted_ps']")" "$want"
 echo "big-element: $want ps, as 8-byte elements"
 
+# An Allreduce of 1000 elements of a zero-size datatype moves no bytes: the
+# prediction of an Allreduce of nothing (it was simulated as 1000 bytes).
+craft zero-type coll --ranks 4 --op allreduce -- 0:1:count=1000 1:1:count=1000 2:1:count=1000 3:1:count=1000
+predict "$WORK/zero-type.orig"
+want=$(q "d['predicted_ps']")
+predict "$WORK/zero-type"
+expect "a zero-size datatype" "$(q "d['predicted_ps']")" "$want"
+echo "zero-type: $want ps, as no elements"
+
 # An Allgather of 2^62 bytes per rank on 4 ranks gathers 2^64 bytes: as
 # linear (a gather, then a broadcast of everything) that wrapped around
 # to a broadcast of 0 bytes.
