@@ -448,26 +448,16 @@ static double ranks_time(const simmpi_result *res)
     return all;
 }
 
-static double test_wait_share(const simmpi_result *res)
+/* t as a share of the ranks' summed time: waits in successful Tests, the
+ * polling work counted as done in them, failed polls. */
+static double share_of(const simmpi_result *res, simtime t)
 {
     double all = ranks_time(res);
-    return all > 0 ? (double)test_wait(res) / all : 0;
+    return all > 0 ? (double)t / all : 0;
 }
 
-/* The polling loops' later work counted as done in those waits, as a
- * share of the ranks' time. */
-static double credit_share(const simmpi_result *res)
-{
-    double all = ranks_time(res);
-    return all > 0 ? (double)res->test_wait_credit / all : 0;
-}
-
-/* The ranks' time in failed polls, as a share of all their time. */
-static double poll_share(const simmpi_result *res)
-{
-    double all = ranks_time(res);
-    return all > 0 ? (double)res->failed_poll_time / all : 0;
-}
+static double test_wait_share(const simmpi_result *res) { return share_of(res, test_wait(res)); }
+static double poll_share(const simmpi_result *res) { return share_of(res, res->failed_poll_time); }
 
 /* A polling program's prediction rests on how often the recorded run polled
  * in vain: say so when that is a tenth of the ranks' time or more; and on
@@ -605,7 +595,7 @@ static int print_json(const report *r)
                                   "folded_polls", (json_int_t)res->folded_polls, "test_wait_ps",
                                   (json_int_t)test_wait(res), "test_wait_share", test_wait_share(res),
                                   "test_wait_credit_ps", (json_int_t)res->test_wait_credit,
-                                  "test_wait_credit_share", credit_share(res)));
+                                  "test_wait_credit_share", share_of(res, res->test_wait_credit)));
     int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     putchar('\n');
     json_decref(doc);
@@ -736,7 +726,7 @@ static int load_replay(const popts *o, ph_trace *t, const uint32_t *rep_of, repl
 {
     ph_err err;
     rc->rep_of = rep_of;
-    rc->v = rep_vectors_open(o->trace, o->comp, &err);
+    rc->v = rep_vectors_open(t, o->comp, &err);
     if (!rc->v)
         return cli_error("predict", "--comp %s: %s", o->comp, err.msg);
     char *missing = rep_vectors_missing(rc->v, ph_trace_nranks(t), rep_of);

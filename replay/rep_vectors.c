@@ -115,13 +115,13 @@ static void read_meta(const json_t *pr, rvec *v)
         v->period = 0;
 }
 
-rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err)
+rep_vectors *rep_vectors_open(ph_trace *host, const char *name, ph_err *err)
 {
     char dir[4200], meta[4300];
     if (strchr(name, '/')) /* a replay directory, maybe of another recording of the job */
         snprintf(dir, sizeof dir, "%s", name);
     else
-        snprintf(dir, sizeof dir, "%s/replay/%s", trace, name);
+        snprintf(dir, sizeof dir, "%s/replay/%s", ph_trace_dir(host), name);
     snprintf(meta, sizeof meta, "%s/meta.json", dir);
     ph_trace *t = ph_trace_open(dir, err);
     json_error_t je;
@@ -135,8 +135,6 @@ rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err)
         v->r = calloc(v->nranks, sizeof *v->r);
         rc = v->r ? 0 : -1;
     }
-    /* the predicted trace, for a partial replay's loop ratios */
-    ph_trace *host = NULL;
     size_t i, k;
     json_t *pr, *one;
     json_array_foreach(json_object_get(json_object_get(m, "replay"), "replays"), k, one) {
@@ -146,14 +144,10 @@ rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err)
                 continue;
             read_meta(pr, &v->r[rank]);
             rc = read_rank(t, (uint32_t)rank, &v->r[rank], err);
-            if (rc == 0 && v->r[rank].period && !host && !(host = ph_trace_open(trace, err)))
-                rc = -1;
             if (rc == 0 && v->r[rank].period)
                 rc = loop_ratios(host, (uint32_t)rank, &v->r[rank], err);
         }
     }
-    if (host)
-        ph_trace_close(host);
     if (rc == 0 && !json_is_object(json_object_get(m, "replay"))) {
         ph_err_set(err, "%s: not a result of phantom replay (no \"replay\" in meta.json)", meta);
         rc = -1;

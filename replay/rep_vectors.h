@@ -18,11 +18,12 @@
 
 typedef struct rep_vectors rep_vectors;
 
-/* NULL with err when TRACE/replay/NAME is missing or unreadable.  A name
- * with a '/' is a replay directory itself: the replay of another recording
- * of the same job (phantom run replays from the recording of its message
- * log, and predicts from the first). */
-rep_vectors *rep_vectors_open(const char *trace, const char *name, ph_err *err);
+/* NULL with err when TRACE/replay/NAME is missing or unreadable, TRACE
+ * being the predicted trace, open (a partial replay's loop is scaled by
+ * its host units).  A name with a '/' is a replay directory itself: the
+ * replay of another recording of the same job (phantom run replays from
+ * the recording of its message log, and predicts from the first). */
+rep_vectors *rep_vectors_open(ph_trace *trace, const char *name, ph_err *err);
 void rep_vectors_close(rep_vectors *v);
 int rep_vectors_has(const rep_vectors *v, uint32_t rank);
 /* How many events the rank had in the recording the replay was made from;
