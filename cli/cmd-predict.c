@@ -686,8 +686,8 @@ static simtime rep_unit(void *ctx, uint32_t rank, uint64_t k, uint64_t host_ns)
     uint32_t rep = rc->rep_of[rank];
     const cl_rank *r = &rc->d->r[rep];
     if (rep == rank || k == 0 || k - 1 >= r->dim) /* unit k is the gap before event k */
-        return (simtime)host_ns * 1000;
-    return (simtime)llround((double)r->vec[k - 1] * 1000.0);
+        return simmpi_ps_of_ns(host_ns);
+    return simmpi_ps_of_ns_f(r->vec[k - 1]);
 }
 
 static int load_groups(const popts *o, ph_trace *t, rep_comp *rc, simmpi_options *so)
@@ -718,7 +718,7 @@ typedef struct replay_comp {
 static simtime replay_unit(void *ctx, uint32_t rank, uint64_t k, uint64_t host_ns)
 {
     const replay_comp *rc = ctx;
-    return (simtime)rep_vectors_unit(rc->v, rep_vectors_source(rc->v, rank, rc->rep_of), k, host_ns) * 1000;
+    return simmpi_ps_of_ns(rep_vectors_unit(rc->v, rep_vectors_source(rc->v, rank, rc->rep_of), k, host_ns));
 }
 
 static int load_replay(const popts *o, ph_trace *t, const uint32_t *rep_of, replay_comp *rc,

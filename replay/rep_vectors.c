@@ -42,7 +42,7 @@ static int read_gaps(ph_trace *t, uint32_t rank, uint64_t max, uint64_t **gap, u
             }
             g = ng;
         }
-        g[k] = k ? ev.t_entry - prev : 0;
+        g[k] = k && ev.t_entry > prev ? ev.t_entry - prev : 0; /* negative gaps count 0, as in the simulator */
         k++;
         prev = ev.t_exit;
     }
@@ -214,6 +214,16 @@ char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t 
     return s;
 }
 
+/* host_ns times a ratio, saturated: llround of a product past 2^63 (a
+ * damaged trace's gap, a ratio from a damaged meta.json) is undefined. */
+static uint64_t scaled_ns(uint64_t host_ns, double ratio)
+{
+    double x = (double)host_ns * ratio;
+    if (!(x > 0))
+        return 0;
+    return x < 0x1p63 ? (uint64_t)llround(x) : UINT64_MAX;
+}
+
 uint64_t rep_vectors_unit(const rep_vectors *v, uint32_t rank, uint64_t k, uint64_t host_ns)
 {
     const rvec *r = rank < v->nranks ? &v->r[rank] : NULL;
@@ -222,6 +232,6 @@ uint64_t rep_vectors_unit(const rep_vectors *v, uint32_t rank, uint64_t k, uint6
     if (k < r->n)
         return r->gap[k];
     if (r->pos_ratio && (int64_t)k > r->start && (int64_t)k <= r->start + r->total * r->period)
-        return (uint64_t)llround((double)host_ns * r->pos_ratio[(k - (uint64_t)r->start - 1) % (uint64_t)r->period]);
-    return (uint64_t)llround((double)host_ns * r->ratio);
+        return scaled_ns(host_ns, r->pos_ratio[(k - (uint64_t)r->start - 1) % (uint64_t)r->period]);
+    return scaled_ns(host_ns, r->ratio);
 }

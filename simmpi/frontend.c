@@ -1081,6 +1081,8 @@ static simtime comp_unit(sim *s, uint32_t rank, uint64_t k, uint64_t host_ns)
 {
     const simmpi_options *o = s->o;
     simtime ps = o->comp.unit ? o->comp.unit(o->comp.ctx, rank, k, host_ns) : host_ns * 1000;
+    if (ps > SIM_HORIZON) /* a damaged vector: fail at the horizon, never wrap past it */
+        ps = SIM_HORIZON;
     if (o->comp_scale != 1.0)
         ps = sim_scale(ps, o->comp_scale);
     return ps;

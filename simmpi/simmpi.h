@@ -155,6 +155,22 @@ typedef struct simmpi_comp_source {
     const char *name; /* for reports: "host", a replay name, ... */
 } simmpi_comp_source;
 
+/* ns in ps for a unit callback: UINT64_MAX where ns * 1000 would not fit
+ * (a damaged vector), which the simulation caps at its horizon and fails
+ * on, naming the rank, instead of a product wrapped round to a small,
+ * wrong unit.  The second takes fractional ns (NaN and negatives are 0). */
+static inline simtime simmpi_ps_of_ns(uint64_t ns)
+{
+    return ns > UINT64_MAX / 1000 ? UINT64_MAX : ns * 1000;
+}
+static inline simtime simmpi_ps_of_ns_f(double ns)
+{
+    double ps = ns * 1000.0;
+    if (!(ps > 0))
+        return 0;
+    return ps < 0x1p63 ? (simtime)(ps + 0.5) : UINT64_MAX;
+}
+
 /* ---- running ------------------------------------------------------------------ */
 
 typedef struct simmpi_progress {

@@ -141,3 +141,41 @@ craft huge-coll coll --ranks 4 --op allgather -- 0:1:count=1 0:1:bytes=$e \
   1:1:count=1 1:1:bytes=$e 2:1:count=1 2:1:bytes=$e 3:1:count=1 3:1:bytes=$e
 fails huge-coll "rank 0: event 1 (MPI_Allgather): its sizes on 4 ranks add up past 2^64 bytes"
 plat
+
+# A damaged replay (predict --comp): its units are the gaps of a trace under
+# TRACE/replay/NAME.  fake_replay NAME EDITS: the p2p trace $WORK/rp (rank 0
+# computes 50 us before its Send, rank 1 20 us before its Recv) replayed as
+# itself, with trace_copy's edits.
+"$SYNTH" p2p "$WORK/rp" --comp0 50000 --comp1 20000 || fail "synth p2p"
+fake_replay() {
+  name=$1; shift
+  mkdir -p "$WORK/rp/replay"
+  "$COPY" "$WORK/rp" "$WORK/rp/replay/$name" "$@" || fail "$name: trace_copy $*"
+  python3 - "$WORK/rp/replay/$name/meta.json" <<'PY' || fail "$name: meta.json"
+import json, sys
+m = json.load(open(sys.argv[1]))
+m['replay'] = {'replays': [{'per_rank': [{'rank': r, 'computation_ns': c, 'recorded_computation_ns': c}
+                                         for r, c in ((0, 50000), (1, 20000))]}]}
+json.dump(m, open(sys.argv[1], 'w'))
+PY
+}
+# Rank 0's Send entered 2^61 ns + 50 us after Init's exit: 1,000 times
+# that in ps is 2^64 * 125 + 50 us, which wrapped round to exactly the 50 us
+# of the original; the unit now saturates and the simulation fails at its
+# horizon, naming the rank.
+fake_replay huge 0:1:t_entry=2305843009213744952
+rc=0
+$PREDICT "$WORK/rp" --platform "$WORK/plat.conf" --comp huge > /dev/null 2> "$WORK/huge.err" || rc=$?
+expect "a replayed gap of 2^61 ns: exit" $rc 1
+[ "$(wc -l < "$WORK/huge.err")" = 1 ] && grep -q "rank 0: MPI_Send: the simulated time passes 2^62 ps" "$WORK/huge.err" ||
+  fail "a replayed gap of 2^61 ns: $(cat "$WORK/huge.err")"
+echo "replay huge: $(cat "$WORK/huge.err")"
+# Rank 1's Recv entered 500 ns before Init's exit (clocks of two threads):
+# a gap of 0, as in a host trace, not 2^64 - 500 ns, which failed at the
+# horizon.  Rank 1 then computes nothing: its finish is rank 0's 50 us plus
+# the message (plat: o_s + L + o_r, 0 bytes) and nothing of its own.
+fake_replay backwards 1:1:t_entry=500
+predict "$WORK/rp" --comp backwards
+expect "a backwards replayed gap: rank 1's computation" "$(q "d['ranks'][1]['comp_ps']")" 0
+expect "a backwards replayed gap: predicted" "$(q "d['predicted_ps']")" $(( (50000 + 1000 + 5000 + 2000) * 1000 ))
+echo "replay backwards: rank 1 computes 0 ps"
