@@ -52,7 +52,12 @@
 
 /* This program is one thread per rank: plain globals. */
 static int me;
-static char *buf;
+/* Sends read sbuf, receives write rbuf, as an application's do.  One
+ * buffer for both halved the bandwidth of large messages over shared
+ * memory (8.7 against 15-19 GB/s here): the receive then writes the lines
+ * the partner's copy has just read, which first leave the partner's cache. */
+static char *sbuf, *rbuf;
+#define BUF_BYTES (5L << 20)
 static int keep_median; /* throttled: the median of the short runs, not the fastest */
 
 static int cmpd(const void *a, const void *b)
@@ -101,11 +106,11 @@ static double oneway(long k, int iters, int reps)
         double t0 = MPI_Wtime();
         for (int i = 0; i < iters; i++) {
             if (me == 0) {
-                MPI_Send(buf, (int)k, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-                MPI_Recv(buf, (int)k, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(sbuf, (int)k, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+                MPI_Recv(rbuf, (int)k, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             } else {
-                MPI_Recv(buf, (int)k, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(buf, (int)k, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+                MPI_Recv(rbuf, (int)k, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(sbuf, (int)k, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
             }
         }
         t[r] = (MPI_Wtime() - t0) * 1e9 / (2.0 * iters);
@@ -159,12 +164,12 @@ static double send_overhead(int reps)
     for (int r = 0; r < reps; r++) {
         if (me == 1)
             for (int i = 0; i < BURST; i++)
-                MPI_Irecv(buf + i * 8, 8, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &rq[i]);
+                MPI_Irecv(rbuf + i * 8, 8, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &rq[i]);
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         if (me == 0)
             for (int i = 0; i < BURST; i++)
-                MPI_Send(buf + i * 8, 8, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
+                MPI_Send(sbuf + i * 8, 8, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
         t[r] = (MPI_Wtime() - t0) * 1e9 / BURST;
         if (me == 1)
             MPI_Waitall(BURST, rq, MPI_STATUSES_IGNORE);
@@ -248,12 +253,12 @@ static double recv_overhead(int reps)
         MPI_Barrier(MPI_COMM_WORLD);
         if (me == 0)
             for (int i = 0; i < BURST; i++)
-                MPI_Send(buf + i * 8, 8, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
+                MPI_Send(sbuf + i * 8, 8, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
         spin(0.002);
         double t0 = MPI_Wtime();
         if (me == 1)
             for (int i = 0; i < BURST; i++)
-                MPI_Recv(buf + i * 8, 8, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(rbuf + i * 8, 8, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         t[r] = (MPI_Wtime() - t0) * 1e9 / BURST;
     }
     double m = kept(t, reps);
@@ -519,7 +524,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "phantom calibrate: %s: cannot create: %s\n", path, strerror(errno));
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    buf = calloc(1, 5L << 20);
+    sbuf = malloc(BUF_BYTES);
+    rbuf = malloc(BUF_BYTES);
+    if (!sbuf || !rbuf) {
+        fprintf(stderr, "phantom calibrate: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    memset(sbuf, 1, BUF_BYTES); /* touched: no page faults inside the timed runs */
+    memset(rbuf, 2, BUF_BYTES);
     cpu_seen *cpu = settled_cpu(np);
     /* The least share any rank ran, or the one --cpu-share gave: both
      * ranks need it (the eager-limit scan's runs depend on it). */
@@ -536,7 +548,8 @@ int main(int argc, char **argv)
         }
     }
     free(cpu);
-    free(buf);
+    free(sbuf);
+    free(rbuf);
     MPI_Finalize();
     return 0;
 }

@@ -46,10 +46,36 @@ grep -q "predicted run time" "$WORK/p.txt" || fail "no prediction: $(cat "$WORK/
 # 4 of the 15 poll runs by 20 ms (the way a CPU quota's pauses hit some of
 # them), and o_poll must stay near the unstalled calibration's (dropping
 # the slowest tenth kept two stalled runs: hundreds of ns more).
+# The shim also notes the buffers of the large ping-pongs (G): a rank must
+# send from one and receive into another, as applications do (receiving
+# into the buffer it had just sent from, calibrate measured half the
+# bandwidth of shared memory: doc/simmpi.md section 8).
 cat > "$WORK/stall.c" <<'C'
 #include <mpi.h>
+#include <stdio.h>
 #include <unistd.h>
 static int armed, run;
+static const void *big_sent, *big_received;
+static void note(const void *buf, int count, const void **mine, const void *other)
+{
+    if (count < (1 << 20))
+        return;
+    *mine = buf;
+    if (buf == other) {
+        fprintf(stderr, "stall.so: one buffer for large sends and receives\n");
+        PMPI_Abort(MPI_COMM_WORLD, 3);
+    }
+}
+int MPI_Send(const void *b, int n, MPI_Datatype t, int to, int tag, MPI_Comm c)
+{
+    note(b, n, &big_sent, big_received);
+    return PMPI_Send(b, n, t, to, tag, c);
+}
+int MPI_Recv(void *b, int n, MPI_Datatype t, int from, int tag, MPI_Comm c, MPI_Status *st)
+{
+    note(b, n, &big_received, big_sent);
+    return PMPI_Recv(b, n, t, from, tag, c, st);
+}
 /* each of calibrate's poll runs starts after a barrier */
 int MPI_Barrier(MPI_Comm c)
 {
