@@ -540,6 +540,10 @@ static int start_one(tctx *t, uint64_t id)
     fe_req *e = map_find(t->f, id);
     if (!e || (e->kind != FK_PSEND && e->kind != FK_PRECV))
         return 0; /* a request we never saw created: nothing to simulate */
+    if (e->ereq != NIL) /* erroneous MPI: the first instance would be lost, never waited for */
+        return sim_fail(t->s, "rank %u: event %llu (%s): starts request %llu, whose last start is not "
+                              "yet completed", t->rank, (unsigned long long)t->ev->seq,
+                        ph_ops[t->ev->op].name, (unsigned long long)id);
     const fe_pers *p = e->pers;
     t->comm = p->comm;
     if (e->kind == FK_PRECV)

@@ -179,3 +179,9 @@ predict "$WORK/rp" --comp backwards
 expect "a backwards replayed gap: rank 1's computation" "$(q "d['ranks'][1]['comp_ps']")" 0
 expect "a backwards replayed gap: predicted" "$(q "d['predicted_ps']")" $(( (50000 + 1000 + 5000 + 2000) * 1000 ))
 echo "replay backwards: rank 1 computes 0 ps"
+
+# A persistent request started again before its Wait (erroneous MPI): the
+# first instance was overwritten, in flight and never released.  (The copy
+# numbers its events anew: the second Start is event 3.)
+craft restarted persistent --bytes 10 --iters 3 --comp 1000 -- 0:3:drop
+fails restarted "rank 0: event 3 (MPI_Start): starts request 1, whose last start is not yet completed"
