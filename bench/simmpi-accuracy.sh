@@ -24,7 +24,7 @@
 # which a slow drift of the machine spares.  CALIBRATE=each calibrates
 # before every recording, and predicts it on that platform file: this VM's
 # TCP loopback moves between states within minutes (T(1) 4.0 or 5.7 us,
-# o_poll 0.49 to 0.56 us), and HPCC's 2 million failed polls a rank make its
+# o_poll 0.49 to 0.62 us), and HPCC's 2 million failed polls a rank make its
 # prediction over TCP follow o_poll nearly one for one; the default, once,
 # calibrates each transport once (TCP's takes about 40 s).  The goal of
 # issue 4 is |error| <= 10%.  Not a test: it times real runs.
