@@ -15,6 +15,7 @@
 #ifndef SIMMPI_H
 #define SIMMPI_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "ph_trace.h"
@@ -168,7 +169,7 @@ static inline simtime simmpi_ps_of_ns_f(double ns)
     double ps = ns * 1000.0;
     if (!(ps > 0))
         return 0;
-    return ps < 0x1p63 ? (simtime)(ps + 0.5) : UINT64_MAX;
+    return ps < 0x1p63 ? (simtime)llround(ps) : UINT64_MAX;
 }
 
 /* ---- running ------------------------------------------------------------------ */
