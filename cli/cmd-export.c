@@ -1397,12 +1397,20 @@ static int write_xml(exporter *x, const char *path, uint32_t nodes)
                "<platform version=\"4.1\">\n",
             x->pfname, nodes, nodes == 1 ? "" : "s", x->ppn);
     xml_config(f, p);
+    /* half_duplex: SimGrid's links are either split duplex (a direction
+     * each, its cluster's default) or shared by both directions */
+    int shared = p->inter.half_duplex_ppm >= 500000;
+    if (p->inter.half_duplex_ppm % 1000000 || p->intra.half_duplex_ppm)
+        fprintf(f, "  <!-- half_duplex %.2f between hosts taken as %s links; %s -->\n",
+                p->inter.half_duplex_ppm / 1e6, shared ? "shared" : "split-duplex",
+                p->intra.half_duplex_ppm ? "intra.half_duplex not translated (the loopback is a fat pipe)"
+                                         : "full duplex inside a host");
     fprintf(f,
             "  <cluster id=\"phantom\" prefix=\"node-\" suffix=\"\" radical=\"0-%u\" speed=\"1Gf\" core=\"%u\"\n"
-            "           bw=\"%.9gBps\" lat=\"%.9gs\" loopback_bw=\"%.9gBps\" loopback_lat=\"%.9gs\"/>\n"
+            "           bw=\"%.9gBps\" lat=\"%.9gs\" loopback_bw=\"%.9gBps\" loopback_lat=\"%.9gs\"%s/>\n"
             "</platform>\n",
             nodes - 1, x->ppn, bw_of(p->inter.G_fs), secs(p->inter.L) / 2, bw_of(p->intra.G_fs),
-            secs(p->intra.L));
+            secs(p->intra.L), shared ? " sharing_policy=\"SHARED\"" : "");
     if (fclose(f) != 0)
         return cli_error("export", "%s: cannot write: %s", path, strerror(errno));
     return CLI_OK;

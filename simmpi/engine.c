@@ -432,7 +432,10 @@ static inline int past_horizon(sim *s, const srank *r, simtime t)
 /* Put message m on the wire at `ready` through the sender's NIC (one message
  * at a time: G(K-1) each) to the receiver's NIC, which also takes one at a
  * time, in the order the messages are injected; delivered when its last
- * byte is in: ready + L + G(K-1) when neither NIC is busy. */
+ * byte is in: ready + L + G(K-1) when neither NIC is busy.  A half-duplex
+ * channel (half_duplex_ppm, doc/simmpi.md section 3) also holds the
+ * sender's receiving side and the receiver's sending side for that share of
+ * G(K-1), so that two ranks exchanging K bytes take up to twice as long. */
 static void inject(sim *s, uint32_t mi, simtime ready)
 {
     msg *m = &s->ms[mi];
@@ -446,6 +449,11 @@ static void inject(sim *s, uint32_t mi, simtime ready)
     past_horizon(s, wire < SIM_HORIZON ? dst : src, in);
     src->txfree[m->chan] = wire + gap;
     dst->rxfree[m->chan] = in + gap;
+    if (p->half_duplex_ppm) { /* both ends' other direction loses that share, from the start */
+        simtime held = (simtime)(((unsigned __int128)gap * p->half_duplex_ppm + 500000) / 1000000);
+        src->rxfree[m->chan] = tmax(src->rxfree[m->chan], wire) + held;
+        dst->txfree[m->chan] = tmax(dst->txfree[m->chan], wire) + held;
+    }
     push(s, in + gap, m->dst, EV_DELIVER, mi);
 }
 

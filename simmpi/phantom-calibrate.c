@@ -375,10 +375,32 @@ static int check_cpu(int np)
     return 0;
 }
 
+/* Time of one exchange of K bytes each way (ns): both ranks in
+ * MPI_Sendrecv, the run kept() keeps, of reps runs of iters.  Against the
+ * one-way time it tells whether a rank sends and receives at once (a NIC,
+ * or shared memory's two CPUs: about the same time) or whose every byte
+ * its own CPU copies (TCP over loopback: up to twice as long). */
+static double exchange(long k, int iters, int reps)
+{
+    double t[MAX_REPS];
+    int peer = 1 - me;
+    for (int r = 0; r < reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < iters; i++)
+            MPI_Sendrecv(sbuf, (int)k, MPI_BYTE, peer, 4, rbuf, (int)k, MPI_BYTE, peer, 4, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+        t[r] = (MPI_Wtime() - t0) * 1e9 / iters;
+    }
+    double m = kept(t, reps);
+    MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return m;
+}
+
 /* What the ping-pongs measured (ns, G in ns per byte). */
 typedef struct measured {
-    double os, orr, l, g, oprime, opoll, oiprobe;
-    double t1, t256, tb0, tb1, jump;
+    double os, orr, l, g, oprime, opoll, oiprobe, half_duplex;
+    double t1, t256, tb0, tb1, jump, xb0, xb1;
     long big0, big1, eager;
     int reps;
 } measured;
@@ -408,6 +430,13 @@ static measured measure(int reps, int throttled)
     m.big0 = big0;
     m.big1 = big1;
     m.g = (m.tb1 - m.tb0) / (double)(big1 - big0);
+    /* half_duplex: how much longer an exchange's bytes take than one way's,
+     * over the same sizes (doc/simmpi.md section 3) */
+    m.xb0 = exchange(big0, throttled ? 1 : 20, rs.reps);
+    m.xb1 = exchange(big1, throttled ? 1 : 10, rs.reps);
+    double gx = (m.xb1 - m.xb0) / (double)(big1 - big0);
+    m.half_duplex = m.g > 0 ? gx / m.g - 1 : 0;
+    m.half_duplex = m.half_duplex < 0 ? 0 : m.half_duplex > 1 ? 1 : m.half_duplex;
     double excess;
     scan sc = {.rs = rs, .t1 = m.t1, .g = m.g};
     m.eager = eager_limit(&sc, &excess);
@@ -495,6 +524,8 @@ static void write_platform(FILE *out, const char *name, const measured *m, const
             m->orr * cpu_scale, m->l, m->oprime * cpu_scale);
     fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", m->g, m->g > 0 ? 1.0 / m->g : 0.0);
     fprintf(out, "eager_limit = %ld\n", m->eager);
+    fprintf(out, "half_duplex = %.2f     # exchanging %ld KiB and %ld KiB each way: %.0f and %.0f ns\n",
+            m->half_duplex, m->big0 >> 10, m->big1 >> 10, m->xb0, m->xb1);
     fprintf(out, "o_poll = %.1fns\no_iprobe = %.1fns\n", m->opoll * cpu_scale, m->oiprobe * cpu_scale);
     if (cpu_scale != 1)
         write_noise(out, cpu, 2); /* calibrate runs on two ranks */

@@ -138,6 +138,21 @@ static int parse_size(const pline *l, const char *key, const char *v, uint64_t *
     return 0;
 }
 
+/* half_duplex: a share from 0 to 1, or "full" (0) or "half" (1). */
+static int parse_duplex(const pline *l, const char *key, const char *v, uint32_t *ppm)
+{
+    double x;
+    const char *u;
+    if (!strcmp(v, "full") || !strcmp(v, "half")) {
+        *ppm = v[0] == 'h' ? 1000000 : 0;
+        return 0;
+    }
+    if (number(v, &x, &u) < 0 || *u || x > 1)
+        return bad(l, "%s: '%s' is not a share from 0 (full duplex) to 1 (half duplex)", key, v);
+    *ppm = (uint32_t)llround(x * 1e6);
+    return 0;
+}
+
 static int parse_uint(const pline *l, const char *key, const char *v, uint32_t *out)
 {
     char *end;
@@ -153,25 +168,29 @@ static int parse_uint(const pline *l, const char *key, const char *v, uint32_t *
 
 enum { CH_INTER = 1, CH_INTRA = 2, POLL_KEYS = 0 }; /* seen[POLL_KEYS]: 1 o_poll, 2 o_iprobe */
 
-/* A LogGP key, for one channel; *seen records what was set explicitly. */
-static int loggp_key(const pline *l, simmpi_loggp *c, const char *k, const char *v, unsigned *seen)
+/* A LogGP key k, for one channel; *seen records what was set explicitly.
+ * Errors name the key as the file wrote it (intra.G). */
+static int loggp_key(const pline *l, simmpi_loggp *c, const char *k, const char *as_written, const char *v,
+                     unsigned *seen)
 {
-    static const char *const names[] = {"o_s", "o_r", "L", "o_prime", "G", "eager_limit"};
+    static const char *const names[] = {"o_s", "o_r", "L", "o_prime", "G", "eager_limit", "half_duplex"};
     unsigned i = 0;
-    while (i < 6 && strcmp(k, names[i]) != 0)
+    while (i < 7 && strcmp(k, names[i]) != 0)
         i++;
     if (i == 3 || !strcmp(k, "o'"))
         i = 3;
-    if (i == 6)
+    if (i == 7)
         return 1;
     *seen |= 1u << i;
+    const char *key = as_written;
     switch (i) {
-    case 0: return parse_time(l, k, v, &c->o_s);
-    case 1: return parse_time(l, k, v, &c->o_r);
-    case 2: return parse_time(l, k, v, &c->L);
-    case 3: return parse_time(l, k, v, &c->o_prime);
-    case 4: return parse_gap(l, k, v, &c->G_fs);
-    default: return parse_size(l, k, v, &c->eager_limit);
+    case 0: return parse_time(l, key, v, &c->o_s);
+    case 1: return parse_time(l, key, v, &c->o_r);
+    case 2: return parse_time(l, key, v, &c->L);
+    case 3: return parse_time(l, key, v, &c->o_prime);
+    case 4: return parse_gap(l, key, v, &c->G_fs);
+    case 5: return parse_size(l, key, v, &c->eager_limit);
+    default: return parse_duplex(l, key, v, &c->half_duplex_ppm);
     }
 }
 
@@ -203,12 +222,12 @@ static int copy_name(const pline *l, char *dst, const char *k, const char *v)
 static int set_key(const pline *l, simmpi_platform *p, const char *k, const char *v, unsigned seen[3])
 {
     if (!strncmp(k, "intra.", 6)) {
-        int rc = loggp_key(l, &p->intra, k + 6, v, &seen[CH_INTRA]);
+        int rc = loggp_key(l, &p->intra, k + 6, k, v, &seen[CH_INTRA]);
         return rc == 1 ? bad(l, "unknown key '%s'%s", k, "") : rc;
     }
     if (!strncmp(k, "coll.", 5))
         return coll_key(l, p, k + 5, v);
-    int rc = loggp_key(l, &p->inter, k, v, &seen[CH_INTER]);
+    int rc = loggp_key(l, &p->inter, k, k, v, &seen[CH_INTER]);
     if (rc != 1)
         return rc;
     if (!strcmp(k, "name"))
@@ -293,6 +312,8 @@ static void inherit(simmpi_platform *p, const unsigned seen[3])
         p->intra.G_fs = p->inter.G_fs;
     if (!(intra_seen & 32) && (inter_seen & 32))
         p->intra.eager_limit = p->inter.eager_limit;
+    if (!(intra_seen & 64) && (inter_seen & 64))
+        p->intra.half_duplex_ppm = p->inter.half_duplex_ppm;
 }
 
 int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)

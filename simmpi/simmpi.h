@@ -36,6 +36,11 @@ typedef struct simmpi_loggp {
     simtime o_prime;     /* overhead of one rendezvous control message (o') */
     uint64_t G_fs;       /* gap per byte, femtoseconds (1/bandwidth) */
     uint64_t eager_limit; /* largest message sent eagerly, bytes */
+    /* How much a rank's sending and receiving share one gap, in millionths:
+     * each transfer's G(K-1) also holds the rank's other direction for that
+     * share of it.  0: full duplex (LogGP's NIC); 1000000: half duplex, as
+     * where the rank's own CPU copies every byte (TCP over loopback). */
+    uint32_t half_duplex_ppm;
 } simmpi_loggp;
 
 /* Collectives, for algorithm selection and the decomposition listing. */

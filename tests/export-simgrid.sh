@@ -344,3 +344,20 @@ for n in wc sub scan ps sr; do
   sg "$n" "$(wc -l < "$W/$n.tit.hosts")" > /dev/null
 done
 echo "SimGrid replayed the wildcard, sub-communicator, scan, persistent and sendrecv exports"
+# half_duplex: 1 makes the links shared by both directions (SimGrid's
+# SHARED policy), so a swap of K = 1000 B takes one G(K-1) more than split
+# duplex: SimGrid and phantom predict agree to 1% either way.
+"$SYNTH" sendrecv "$W/swap" --bytes 1000
+for h in 0 1; do
+  sed '/half_duplex/d' "$W/plat.conf" > "$W/hd$h.conf"
+  echo "half_duplex = $h" >> "$W/hd$h.conf"
+  cp -r "$W/swap" "$W/swap$h"
+  ex swap$h --platform "$W/hd$h.conf"
+  expect "half_duplex $h: shared links" "$(grep -c 'sharing_policy="SHARED"' "$W/swap$h.tit.xml")" $h
+  t=$(sg swap$h 2)
+  $PREDICT "$W/swap" --platform "$W/hd$h.conf" --json > "$W/p.json"
+  p=$(q "d['predicted_s']")
+  python3 -c "import sys; t, p = map(float, sys.argv[1:]); sys.exit(not abs(t - p) <= 0.01 * p)" "$t" "$p" ||
+    fail "swap, half_duplex $h: SimGrid simulated $t s, phantom predict $p s"
+  echo "swap, half_duplex $h: SimGrid $t s, phantom predict $p s"
+done

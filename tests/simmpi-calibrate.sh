@@ -33,6 +33,7 @@ for k in ("L", "o_prime"):
 g = float(kv["G"])
 if not 0.001 <= g <= 10: die(f"G = {g} ns/byte")
 if not 256 <= int(kv["eager_limit"]) <= (1 << 20): die(f"eager_limit = {kv['eager_limit']}")
+if not 0 <= float(kv["half_duplex"]) <= 1: die(f"half_duplex = {kv['half_duplex']}")
 print("calibrated:", {k: kv[k] for k in ("o_s", "o_r", "L", "G", "eager_limit")})
 PY
 [ $? -eq 0 ] || fail "implausible calibration"
@@ -50,6 +51,10 @@ grep -q "predicted run time" "$WORK/p.txt" || fail "no prediction: $(cat "$WORK/
 # send from one and receive into another, as applications do (receiving
 # into the buffer it had just sent from, calibrate measured half the
 # bandwidth of shared memory: doc/simmpi.md section 8).
+# And it makes the large exchanges (MPI_Sendrecv of 1 MiB and more) half
+# duplex: rank 0 sends, then receives; rank 1 the other way round.  So an
+# exchange takes two one-way times, and calibrate must write half_duplex
+# near 1 (this machine's shared memory: about 0; TCP over loopback: 1).
 cat > "$WORK/stall.c" <<'C'
 #include <mpi.h>
 #include <stdio.h>
@@ -75,6 +80,20 @@ int MPI_Recv(void *b, int n, MPI_Datatype t, int from, int tag, MPI_Comm c, MPI_
 {
     note(b, n, &big_received, big_sent);
     return PMPI_Recv(b, n, t, from, tag, c, st);
+}
+int MPI_Sendrecv(const void *sb, int sn, MPI_Datatype st, int to, int stag, void *rb, int rn,
+                 MPI_Datatype rt, int from, int rtag, MPI_Comm c, MPI_Status *status)
+{
+    int me;
+    PMPI_Comm_rank(c, &me);
+    if (sn < (1 << 20) || to != from)
+        return PMPI_Sendrecv(sb, sn, st, to, stag, rb, rn, rt, from, rtag, c, status);
+    if (me < to)
+        PMPI_Send(sb, sn, st, to, stag, c);
+    int rc = PMPI_Recv(rb, rn, rt, from, rtag, c, status);
+    if (me > to)
+        PMPI_Send(sb, sn, st, to, stag, c);
+    return rc;
 }
 /* each of calibrate's poll runs starts after a barrier */
 int MPI_Barrier(MPI_Comm c)
@@ -103,6 +122,9 @@ def o_poll(path):
 here, stalled = o_poll(sys.argv[1]), o_poll(sys.argv[2])
 print(f"o_poll {here} ns, with 4 of 15 runs stalled {stalled} ns")
 if stalled > 1.5 * here + 50: sys.exit(f"o_poll {stalled} ns with 4 runs stalled, {here} ns without")
+hd = float(re.search(r'^half_duplex = ([0-9.]+)', open(sys.argv[2]).read(), re.M).group(1))
+print(f"half_duplex with one-way-at-a-time exchanges: {hd}")
+if hd < 0.6: sys.exit(f"half_duplex {hd} where every exchange took two one-way times")
 PY
 
 # On a throttled CPU (here declared with --cpu-share) a call's own work

@@ -103,6 +103,35 @@ predict "$WORK/nbr"
 expect "rendezvous overlap: receiver" "$(finish 1)" "$(ps $((50000 + 2 * op + or)))"
 expect "rendezvous overlap: sender" "$(finish 0)" "$(ps $((50000 + 2 * op + os)))"
 
+# 7b. Half duplex (half_duplex = h): a transfer's G(K-1) also holds the other
+#     direction of both ends for h of it, from when it leaves the sender.
+#     One way, nothing else is in flight: every formula above holds.  Two
+#     ranks swapping K bytes with Sendrecv: rank 0's message leaves first
+#     (rank order at equal times), rank 1's waits h G(K-1) for its NIC,
+#     so rank 0 receives at o_s + (1 + h) G(K-1) + L + o_r.
+for K in 101 100000; do
+  "$SYNTH" p2p "$WORK/hd$K" --bytes $K
+  plat "half_duplex = half"
+  predict "$WORK/hd$K"
+  want=$((os + G * (K - 1) + L + or)); [ $K -gt 1024 ] && want=$((want + 2 * (op + L + op)))
+  expect "half duplex, one way, K=$K" "$(finish 1)" "$(ps $want)"
+done
+"$SYNTH" sendrecv "$WORK/swap" --bytes 101
+for h in 0:0 0.5:50 half:100 1:100; do
+  plat "half_duplex = ${h%:*}"
+  predict "$WORK/swap"
+  expect "swap, half_duplex ${h%:*}: rank 0" "$(finish 0)" "$(ps $((os + 100 + ${h#*:} + L + or)))"
+  expect "swap, half_duplex ${h%:*}: rank 1" "$(finish 1)" "$(ps $((os + 100 + L + or)))"
+done
+# ... inside a node only, when only intra.half_duplex says so.
+plat "intra.half_duplex = 1
+cores_per_node = 2"
+predict "$WORK/swap" --ppn 1
+expect "swap between nodes, intra.half_duplex 1" "$(finish 0)" "$(ps $((os + 100 + L + or)))"
+predict "$WORK/swap" --ppn 2
+expect "swap inside a node, intra.half_duplex 1" "$(finish 0)" "$(ps $((os + 200 + L + or)))"
+plat
+
 # 8. A Test that recorded flag=0 costs o_poll and completes nothing; the
 #    one that recorded flag=1 completes the receive there.  The two Iprobes
 #    that found nothing after it cost o_iprobe, which is o_poll unless the

@@ -38,6 +38,7 @@ bad() { # bad WANT-REGEX [platform lines...]
 bad "bad.conf:2: unknown key 'latency'" "o_s = 1us" "latency = 2us"
 bad "bad.conf:1: L: '2 lightyears' is not a time\|bad.conf:1: L: unknown time unit" "L = 2 lightyears"
 bad "bad.conf:1: G: unknown unit" "G = 3 furlongs"
+bad "bad.conf:1: intra.G: unknown unit" "intra.G = 3 furlongs"
 bad "bad.conf:3: expected 'key = value'" "# comment" "" "o_s 1us"
 bad "bad.conf:1: network_model: 'fattree' is not supported" "network_model = fattree"
 bad "bad.conf:1: coll.allreduce: unknown algorithm 'quantum'" "coll.allreduce = quantum"
@@ -47,6 +48,8 @@ bad "bad.conf:1: cores_per_node: '0' is not a positive whole number" "cores_per_
 bad "bad.conf:1: cpu_share: '1.5' is not a share of the time" "cpu_share = 1.5"
 bad "bad.conf:1: cpu_share: '0' is not a share of the time" "cpu_share = 0"
 bad "bad.conf:1: cpu_share: '50 cores' is not a share of the time" "cpu_share = 50 cores"
+bad "bad.conf:1: half_duplex: '1.5' is not a share from 0 (full duplex) to 1 (half duplex)" "half_duplex = 1.5"
+bad "bad.conf:1: intra.half_duplex: 'simplex' is not a share from 0" "intra.half_duplex = simplex"
 rc=0; $PREDICT "$WORK/e" --platform "$WORK/nope.conf" 2> "$WORK/err" || rc=$?
 expect "missing platform: status" $rc 1
 grep -q "nope.conf: cannot open" "$WORK/err" || fail "missing platform file not named"
