@@ -378,8 +378,9 @@ static int check_cpu(int np)
 /* Time of one exchange of K bytes each way (ns): both ranks in
  * MPI_Sendrecv, the run kept() keeps, of reps runs of iters.  Against the
  * one-way time it tells whether a rank sends and receives at once (a NIC,
- * or shared memory's two CPUs: about the same time) or whose every byte
- * its own CPU copies (TCP over loopback: up to twice as long). */
+ * or shared memory: about the same time) or takes turns, as where its own
+ * CPU copies the bytes of both directions (TCP over loopback: up to twice
+ * as long). */
 static double exchange(long k, int iters, int reps)
 {
     double t[MAX_REPS];
