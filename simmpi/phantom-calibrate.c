@@ -97,28 +97,52 @@ static int iters(const runs *rs, int dflt, double est_ns)
     return n < 1 ? 1 : n > dflt ? dflt : (int)n;
 }
 
-/* One-way time of K bytes (ns): half the round trip of the run kept() keeps, of reps runs of iters. */
-static double oneway(long k, int iters, int reps)
+/* One round trip of K bytes: rank 0 sends first, rank 1 answers. */
+static void round_trip(long k)
+{
+    if (me == 0) {
+        MPI_Send(sbuf, (int)k, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+        MPI_Recv(rbuf, (int)k, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(rbuf, (int)k, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(sbuf, (int)k, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+    }
+}
+
+/* One exchange of K bytes each way: both ranks in MPI_Sendrecv. */
+static void swap(long k)
+{
+    int peer = 1 - me;
+    MPI_Sendrecv(sbuf, (int)k, MPI_BYTE, peer, 4, rbuf, (int)k, MPI_BYTE, peer, 4, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+}
+
+/* The time of one step(k) over the transfers it makes one after the other
+ * (ns), from the run kept() keeps of reps runs of iters steps each, after
+ * a barrier; rank 0's, on every rank. */
+static double timed(void (*step)(long), long k, int iters, int reps, double transfers)
 {
     double t[MAX_REPS];
     for (int r = 0; r < reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        for (int i = 0; i < iters; i++) {
-            if (me == 0) {
-                MPI_Send(sbuf, (int)k, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
-                MPI_Recv(rbuf, (int)k, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(rbuf, (int)k, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(sbuf, (int)k, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-            }
-        }
-        t[r] = (MPI_Wtime() - t0) * 1e9 / (2.0 * iters);
+        for (int i = 0; i < iters; i++)
+            step(k);
+        t[r] = (MPI_Wtime() - t0) * 1e9 / (transfers * iters);
     }
     double m = kept(t, reps);
     MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     return m;
 }
+
+/* One-way time of K bytes (ns): half a round trip. */
+static double oneway(long k, int iters, int reps) { return timed(round_trip, k, iters, reps, 2.0); }
+
+/* Time of one exchange of K bytes each way (ns).  Against the one-way time
+ * it tells whether a rank sends and receives at once (a NIC, or shared
+ * memory: about the same time) or takes turns, as where its own CPU copies
+ * the bytes of both directions (TCP over loopback: up to twice as long). */
+static double exchange(long k, int iters, int reps) { return timed(swap, k, iters, reps, 1.0); }
 
 /* The CPU as a rank sees it: spin on the clock for `secs` and count the
  * gaps of more than 50 us (the rank was off the CPU). */
@@ -373,29 +397,6 @@ static int check_cpu(int np)
     free(all);
     MPI_Finalize();
     return 0;
-}
-
-/* Time of one exchange of K bytes each way (ns): both ranks in
- * MPI_Sendrecv, the run kept() keeps, of reps runs of iters.  Against the
- * one-way time it tells whether a rank sends and receives at once (a NIC,
- * or shared memory: about the same time) or takes turns, as where its own
- * CPU copies the bytes of both directions (TCP over loopback: up to twice
- * as long). */
-static double exchange(long k, int iters, int reps)
-{
-    double t[MAX_REPS];
-    int peer = 1 - me;
-    for (int r = 0; r < reps; r++) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        for (int i = 0; i < iters; i++)
-            MPI_Sendrecv(sbuf, (int)k, MPI_BYTE, peer, 4, rbuf, (int)k, MPI_BYTE, peer, 4, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
-        t[r] = (MPI_Wtime() - t0) * 1e9 / iters;
-    }
-    double m = kept(t, reps);
-    MPI_Bcast(&m, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    return m;
 }
 
 /* What the ping-pongs measured (ns, G in ns per byte). */

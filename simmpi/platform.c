@@ -182,7 +182,7 @@ static int loggp_key(const pline *l, simmpi_loggp *c, const char *k, const char 
     if (i == 7)
         return 1;
     *seen |= 1u << i;
-    const char *key = as_written;
+    const char *key = as_written; /* for the messages */
     switch (i) {
     case 0: return parse_time(l, key, v, &c->o_s);
     case 1: return parse_time(l, key, v, &c->o_r);
