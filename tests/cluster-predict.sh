@@ -4,29 +4,41 @@
 # that one vector gives every rank exactly the representative's replayed
 # computation (how close that comes to every rank's own vector is timing,
 # measured in bench/representatives and doc/cluster.md).  With host
-# vectors, the imbalance program cut into 2 groups ({0} and {1-3}: ranks 1-3
-# take rank 1's, 2's or 3's computation) predicts within 5% of every rank's
-# own vector (4 ranks on 2 cores time-share them: ranks 1-3's recorded
-# computation differs by a few percent, and a CI run once saw -3.27%).
+# vectors, the imbalance program cut into 2 groups ({0} and {1-3}) predicts
+# what a copy of its trace predicts in which ranks 1-3 take the
+# representative's gaps between calls (tests/trace_copy's gaps-of edit):
+# the same simulation, to the cluster stage's float precision of a gap.
 . "$top_srcdir/tests/lib.sh"
 need_lammps 100 50
 plat="$top_srcdir/platforms/ib-qdr.conf"
 
-# predicted total of TRACE with extra predict options, in ps
-predicted() {
-  t=$1; shift
-  "$PHANTOM" predict "$t" --platform "$plat" --ppn 2 --json "$@" > "$WORK/p.json" ||
-    fail "phantom predict $t $*"
-  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["predicted_ps"])' "$WORK/p.json"
+# predict_json TRACE OUT [OPTION...]: phantom predict's JSON for TRACE in OUT
+predict_json() {
+  t=$1 out=$2; shift 2
+  "$PHANTOM" predict "$t" --platform "$plat" --ppn 2 --json "$@" > "$out" || fail "phantom predict $t $*"
 }
 
-within5() { # name own grouped
-  python3 - "$@" <<'PY' || fail "$1: the prediction from representatives is more than 5% off"
-import sys
-name, own, grp = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-err = (grp - own) / own * 100
-print(f"{name}: own vectors {own / 1e9:.3f} ms, representatives {grp / 1e9:.3f} ms: {err:+.2f}%")
-sys.exit(0 if abs(err) <= 5 else 1)
+# same OWN GROUPED SUBSTITUTED (predict --json files): GROUPED and SUBSTITUTED
+# agree, in every rank's computation and finish time and in the total, to
+# one part in 10^7 (the cluster stage holds a gap as a float: 24 bits, 1 ns
+# in 16 ms); OWN differs from them in some rank's computation, or the check
+# could not tell the representative's gaps from a rank's own.
+same() {
+  python3 - "$@" <<'PY' || fail "imbalance: predict --groups differs from the trace with the representative's gaps"
+import json, sys
+own, grp, sub = (json.load(open(f)) for f in sys.argv[1:])
+def close(a, b): return abs(a - b) <= b * 1e-7
+if not close(grp['predicted_ps'], sub['predicted_ps']):
+    sys.exit(f"predicted {grp['predicted_ps']} ps against {sub['predicted_ps']} ps")
+for g, s in zip(grp['ranks'], sub['ranks'], strict=True):
+    for key in ('comp_ps', 'finish_ps'):
+        if not close(g[key], s[key]):
+            sys.exit(f"rank {g['rank']}: {key} {g[key]} against {s[key]}")
+moved = [o['rank'] for o, s in zip(own['ranks'], sub['ranks']) if o['comp_ps'] != s['comp_ps']]
+if not moved:
+    sys.exit('no rank computes differently from its own gaps: the check cannot fail')
+print(f"imbalance: {grp['predicted_ps']} ps with representatives, {sub['predicted_ps']} ps with the "
+      f"representative's gaps in the trace; ranks {moved} compute differently from their own gaps")
 PY
 }
 
@@ -60,8 +72,15 @@ prog=$(cd "$WORK" && build_prog imbalance.c)
 "$PHANTOM" cluster "$WORK/imb.trace" -k 2 --ppn 2 > "$WORK/c2.txt" || fail "phantom cluster -k 2"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=d["rank_representative"]; sys.exit(0 if r[0]==0 and len(set(r[1:]))==1 and r[1]!=0 else 1)' \
   "$WORK/imb.trace/groups.json" || fail "imbalance: expected groups {0} and {1-3}: $(cat "$WORK/c2.txt")"
-within5 imbalance "$(predicted "$WORK/imb.trace")" \
-  "$(predicted "$WORK/imb.trace" --groups "$WORK/imb.trace/groups.json")"
+rep=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rank_representative"][1])' \
+  "$WORK/imb.trace/groups.json")
+edits=""
+for r in 1 2 3; do [ "$r" = "$rep" ] || edits="$edits $r:gaps-of:$rep"; done
+"$top_builddir/tests/trace_copy" "$WORK/imb.trace" "$WORK/imb-rep.trace" $edits || fail "trace_copy$edits"
+predict_json "$WORK/imb.trace" "$WORK/own.json"
+predict_json "$WORK/imb.trace" "$WORK/grouped.json" --groups "$WORK/imb.trace/groups.json"
+predict_json "$WORK/imb-rep.trace" "$WORK/substituted.json"
+same "$WORK/own.json" "$WORK/grouped.json" "$WORK/substituted.json"
 
 # A plan from another trace is refused with one line naming the file.
 "$PHANTOM" predict "$WORK/imb.trace" --platform "$plat" --groups "$WORK/lmp.trace/groups.json" \

@@ -1,6 +1,6 @@
 /* trace_copy.c - copy a trace through ph_reader and ph_writer.
  *
- *   trace_copy IN OUT [RANK:SEQ:FIELD=VALUE | RANK:SEQ:drop]...
+ *   trace_copy IN OUT [RANK:SEQ:FIELD=VALUE | RANK:SEQ:drop | RANK:gaps-of:REP]...
  *
  * Used by tests/roundtrip.sh: a recorded trace copied this way must dump
  * identically, which checks that the writer encodes exactly what the reader
@@ -11,7 +11,12 @@
  * before it is written, or is left out.  FIELD: op (a name, MPI_Wait), peer,
  * tag, count, bytes, comm, root, t_entry, t_exit, reqs (ids, comma-separated).
  * Request ids stay those of the original as long as no event that creates
- * one is dropped or changed into another op. */
+ * one is dropped or changed into another op.
+ *
+ * RANK:gaps-of:REP gives RANK's computation to REP's timing (the
+ * tests/cluster-predict.sh check of predict --groups): every gap between two
+ * of RANK's calls becomes REP's gap before the event of the same index, each
+ * call keeping its own duration.  The two ranks must have as many events. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +94,34 @@ static int apply(const char *e, uint32_t rank, ph_event *ev, uint64_t *reqs)
 #undef IS
 }
 
+/* The rank whose gaps RANK takes (a RANK:gaps-of:REP edit), or RANK itself. */
+static uint32_t gaps_source(int argc, char **argv, uint32_t rank)
+{
+    for (int i = 3; i < argc; i++) {
+        unsigned long r, rep;
+        int n = 0;
+        if (sscanf(argv[i], "%lu:gaps-of:%lu%n", &r, &rep, &n) == 2 && !argv[i][n] && r == rank)
+            return (uint32_t)rep;
+    }
+    return rank;
+}
+
+/* Moves `ev` so that the gap before it is `rep`'s gap before its own event;
+ * *last_exit (ev's predecessor, already moved) and *rep_exit follow along. */
+static void take_gap(ph_event *ev, const ph_event *rep, uint64_t *last_exit, uint64_t *rep_exit)
+{
+    uint64_t len = ev->t_exit - ev->t_entry;
+    if (ev->seq > 0)
+        ev->t_entry = *last_exit + (rep->t_entry > *rep_exit ? rep->t_entry - *rep_exit : 0);
+    ev->t_exit = ev->t_entry + len;
+    *last_exit = ev->t_exit;
+    *rep_exit = rep->t_exit;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
-        return die("usage: trace_copy IN OUT [RANK:SEQ:FIELD=VALUE | RANK:SEQ:drop]...");
+        return die("usage: trace_copy IN OUT [RANK:SEQ:FIELD=VALUE | RANK:SEQ:drop | RANK:gaps-of:REP]...");
     ph_err err;
     ph_trace *in = ph_trace_open(argv[1], &err);
     if (!in)
@@ -112,16 +141,25 @@ int main(int argc, char **argv)
             return die("site ids differ");
     }
     for (uint32_t r = 0; r < n; r++) {
+        uint32_t gr = gaps_source(argc, argv, r);
         ph_rank_reader *rr = ph_rank_open(in, r, &err);
-        ph_rank_writer *rw = rr ? ph_writer_rank(w, r, 0, &err) : NULL;
+        ph_rank_reader *gaps = rr && gr != r ? ph_rank_open(in, gr, &err) : NULL;
+        ph_rank_writer *rw = rr && (gaps || gr == r) ? ph_writer_rank(w, r, 0, &err) : NULL;
         if (!rw)
             return die(err.msg);
-        ph_event ev;
+        ph_event ev, rep;
+        uint64_t last_exit = 0, rep_exit = 0;
         int rc;
         while ((rc = ph_rank_next(rr, &ev, &err)) > 0) {
             uint64_t reqs[MAXREQS];
             int drop = 0;
+            if (gaps && ph_rank_next(gaps, &rep, &err) <= 0)
+                return die("gaps-of: the representative has fewer events");
+            if (gaps)
+                take_gap(&ev, &rep, &last_exit, &rep_exit);
             for (int i = 3; i < argc; i++) {
+                if (strstr(argv[i], ":gaps-of:"))
+                    continue;
                 int a = apply(argv[i], r, &ev, reqs);
                 if (a < 0)
                     return die("bad edit (RANK:SEQ:FIELD=VALUE or RANK:SEQ:drop)");
@@ -132,6 +170,9 @@ int main(int argc, char **argv)
         }
         if (rc < 0 || ph_rank_writer_close(rw, ph_rank_complete(rr), &err) < 0)
             return die(err.msg);
+        if (gaps && ph_rank_next(gaps, &rep, &err) != 0)
+            return die("gaps-of: the representative has more events");
+        ph_rank_close(gaps);
         ph_rank_close(rr);
     }
     ph_trace_close(in);
