@@ -1237,10 +1237,12 @@ static int event(xrank *r, const ph_event *ev)
     const ph_op_info *oi = ph_op(ev->op);
     if (!oi)
         return CLI_OK;
-    /* computation unit: the gap since the previous call's exit, as simmpi
-     * takes it (none before MPI_Init; a negative gap counts 0) */
-    if (r->started && ev->t_entry > r->prev_exit)
-        r->comp_ns += ev->t_entry - r->prev_exit;
+    /* computation unit: the gap since the previous call's exit less the
+     * recorder's part of it, as simmpi takes it (none before MPI_Init; a
+     * negative gap counts 0) */
+    uint64_t probe = ph_trace_probe_gap_ns(r->x->t);
+    if (r->started && ev->t_entry > r->prev_exit + probe)
+        r->comp_ns += ev->t_entry - r->prev_exit - probe;
     r->started = 1;
     r->prev_exit = ev->t_exit;
     return translate(r, ev, oi->kind);

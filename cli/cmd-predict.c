@@ -30,7 +30,8 @@ static const char usage[] =
     "Predict how long the application traced in TRACE runs on the platform\n"
     "described by FILE.  Every rank replays its communication sequence on a\n"
     "virtual clock; its computation units come from a computation vector\n"
-    "(by default the gaps between MPI calls measured on the host); messages\n"
+    "(by default the gaps between MPI calls measured on the host, less the\n"
+    "recorder's own part of each gap, which it timed at MPI_Init); messages\n"
     "cost what the platform's LogGP parameters say, eager below its eager\n"
     "limit and rendezvous above; collectives run as the point-to-point\n"
     "messages of the algorithm Open MPI 4.1 would choose.\n"
@@ -291,6 +292,7 @@ typedef struct report {
     const simmpi_platform *pf;
     const simmpi_result *res;
     uint32_t ppn;
+    uint64_t probe_ns; /* taken off each host gap */
 } report;
 
 static double secs(simtime t) { return (double)t / 1e12; }
@@ -574,6 +576,7 @@ static int print_json(const report *r)
         "net", r->o->net_scale, "predicted_ps", (json_int_t)res->total, "predicted_s",
         secs(res->total), "measured_ns", (json_int_t)res->measured_ns, "cost", cost_of(r));
     json_object_set_new(doc, "platform_file", json_string(r->o->platform));
+    json_object_set_new(doc, "host_probe_gap_ns", json_integer((json_int_t)r->probe_ns));
     json_object_set_new(doc, "price_per_node_hour", json_real(r->pf->price_per_node_hour));
     json_object_set_new(doc, "calibrated", r->pf->calibrated[0] ? json_string(r->pf->calibrated) : json_null());
     json_object_set_new(doc, "cpu_share", r->pf->cpu_share > 0 ? json_real(r->pf->cpu_share) : json_null());
@@ -658,7 +661,7 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
     simmpi_source_trace_close(&src);
     if (rc < 0)
         return cli_error("predict", "%s: %s", ph_trace_dir(t), err.msg);
-    report r = {.o = o, .t = t, .pf = &so->platform, .res = res, .ppn = so->ppn};
+    report r = {.o = o, .t = t, .pf = &so->platform, .res = res, .ppn = so->ppn, .probe_ns = so->host_probe_ns};
     if (res->nstuck)
         rc = report_stuck(&r);
     else if ((rc = check_replay_events(o, res, replayed)) == CLI_OK && o->json)
@@ -678,6 +681,7 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
 typedef struct rep_comp {
     cl_trace_data *d;
     uint32_t *rep_of;
+    double probe_ns; /* the recorder's part of each gap, as the host vector loses it */
 } rep_comp;
 
 static simtime rep_unit(void *ctx, uint32_t rank, uint64_t k, uint64_t host_ns)
@@ -687,7 +691,7 @@ static simtime rep_unit(void *ctx, uint32_t rank, uint64_t k, uint64_t host_ns)
     const cl_rank *r = &rc->d->r[rep];
     if (rep == rank || k == 0 || k - 1 >= r->dim) /* unit k is the gap before event k */
         return simmpi_ps_of_ns(host_ns);
-    return simmpi_ps_of_ns_f(r->vec[k - 1]);
+    return simmpi_ps_of_ns_f(r->vec[k - 1] - rc->probe_ns); /* negative: 0 */
 }
 
 static int load_groups(const popts *o, ph_trace *t, rep_comp *rc, simmpi_options *so)
@@ -701,6 +705,7 @@ static int load_groups(const popts *o, ph_trace *t, rep_comp *rc, simmpi_options
     cl_identity id = {o->trace, ph_trace_meta(t, "start_time"), n, rc->d->fingerprint};
     if (cl_plan_check(o->groups, &id, NULL, rc->rep_of, &err) < 0)
         return cli_error("predict", "%s", err.msg);
+    rc->probe_ns = (double)so->host_probe_ns;
     so->comp = (simmpi_comp_source){rep_unit, rc, "group representatives"};
     return CLI_OK;
 }
@@ -757,15 +762,20 @@ static int run(int argc, char **argv)
     ph_trace *t = ph_trace_open(o.trace, &err);
     if (!t)
         return cli_error("predict", "%s", err.msg);
+    /* The recorder's part of each gap is not the program's computation.  A
+     * replay's vectors are its own measurements, and scale the host's
+     * units by replayed over recorded, so those stay as recorded. */
+    int replayed_units = o.comp && strcmp(o.comp, "host") != 0;
+    so.host_probe_ns = replayed_units ? 0 : ph_trace_probe_gap_ns(t);
     so.ppn = o.ppn ? o.ppn : so.platform.cores_per_node;
     uint32_t *node_of = NULL;
     rc = build_map(&o, ph_trace_nranks(t), so.ppn, &node_of);
     so.node_of = node_of;
-    rep_comp reps = {NULL, NULL};
+    rep_comp reps = {NULL, NULL, 0};
     if (rc == CLI_OK && o.groups)
         rc = load_groups(&o, t, &reps, &so);
     replay_comp replayed = {NULL, NULL};
-    if (rc == CLI_OK && o.comp && strcmp(o.comp, "host") != 0)
+    if (rc == CLI_OK && replayed_units)
         rc = load_replay(&o, t, reps.rep_of, &replayed, &so);
     if (rc == CLI_OK)
         rc = simulate(&o, t, &so, replayed.v);

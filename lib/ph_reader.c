@@ -228,6 +228,7 @@ struct ph_trace {
     char *dir;
     json_t *meta;
     uint32_t nranks, flags;
+    uint64_t probe_gap_ns; /* meta.json clock.probe_gap_ns, whole ns */
     ph_comm_info *comms;
     uint32_t ncomms;
     gid_map comm_ids;
@@ -1232,6 +1233,12 @@ ph_trace *ph_trace_open(const char *dir, ph_err *err)
         goto fail;
     }
     t->nranks = (uint32_t)nr;
+    json_t *probe = json_object_get(json_object_get(t->meta, "clock"), "probe_gap_ns");
+    if (probe && !(json_is_number(probe) && json_number_value(probe) >= 0 && json_number_value(probe) < 1e6)) {
+        ph_err_set(err, "%s: \"clock\".\"probe_gap_ns\" is not a time in ns (0 to 1e6)", mp);
+        goto fail;
+    }
+    t->probe_gap_ns = probe ? (uint64_t)(json_number_value(probe) + 0.5) : 0;
     json_t *mode = json_object_get(t->meta, "mode");
     if (json_is_true(json_object_get(mode, "log")))
         t->flags |= PH_FLAG_LOG;
@@ -1321,6 +1328,11 @@ const ph_comm_info *ph_trace_comm(const ph_trace *t, uint32_t id)
 const ph_site_info *ph_trace_site(const ph_trace *t, uint32_t id)
 {
     return id < t->nsites ? &t->sites[id] : NULL;
+}
+
+uint64_t ph_trace_probe_gap_ns(const ph_trace *t)
+{
+    return t->probe_gap_ns;
 }
 
 const char *ph_trace_meta(const ph_trace *t, const char *key)

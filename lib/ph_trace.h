@@ -204,6 +204,10 @@ void ph_trace_close(ph_trace *t);
 uint32_t ph_trace_nranks(const ph_trace *t);
 const char *ph_trace_dir(const ph_trace *t);
 uint32_t ph_trace_flags(const ph_trace *t);
+/* The recorder's own time inside every gap between two calls (meta.json
+ * clock.probe_gap_ns, rounded to whole ns; 0 if absent): a gap of g ns
+ * holds g - probe_gap_ns of the application's computation, at least 0. */
+uint64_t ph_trace_probe_gap_ns(const ph_trace *t);
 /* meta.json value by key path ("mpi.version"), as a string; NULL if absent. */
 const char *ph_trace_meta(const ph_trace *t, const char *key);
 uint32_t ph_trace_ncomms(const ph_trace *t);

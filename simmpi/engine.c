@@ -1396,6 +1396,7 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     /* as simmpi_platform_load checks, for platforms built in code too */
     s->noise = s->pf.noise_pause && s->pf.noise_period > s->pf.noise_pause;
     s->comp_plain = !o->comp.unit && o->comp_scale == 1.0;
+    s->probe_ns = o->host_probe_ns;
     if (src->nranks > SIMMPI_MAX_RANKS)
         return sim_fail(s, "%u ranks: the simulator takes at most %u", src->nranks, SIMMPI_MAX_RANKS);
     if (!(o->comp_scale >= 0))

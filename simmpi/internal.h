@@ -392,6 +392,7 @@ typedef struct sim {
     simtime *credit;      /* per rank, its polling loop's work already done in Test waits
                            * (engine.c: earn_credit); NULL until a rank has some */
     int comp_plain;       /* no comp.unit, comp_scale 1: a unit is the host's gap */
+    uint64_t probe_ns;    /* o->host_probe_ns, read once an event */
     ph_err *err;
     int failed;
 } sim;

@@ -152,7 +152,8 @@ void simmpi_source_trace_close(simmpi_source *src);
 /* ---- computation vectors ----------------------------------------------------- */
 
 /* The computation unit k of a rank (the time before its k-th MPI call) on the
- * target, in ps.  host_ns is what the trace measured on the host.  The host
+ * target, in ps.  host_ns is what the trace measured on the host (less
+ * host_probe_ns, the recorder's part of it).  The host
  * vector is the default; replayed vectors, a group representative's copy or
  * partial-iteration scaling plug in here. */
 typedef struct simmpi_comp_source {
@@ -191,6 +192,9 @@ typedef struct simmpi_options {
     uint32_t ppn;               /* ranks per node (0: platform cores_per_node) */
     const uint32_t *node_of;    /* rank -> node, or NULL for block mapping by ppn */
     simmpi_comp_source comp;    /* NULL unit: the host vector from the trace */
+    uint64_t host_probe_ns;     /* the recorder's own time in every gap of the trace
+                                 * (ph_trace_probe_gap_ns), taken off each host unit
+                                 * before comp sees it (at least 0) */
     double comp_scale;          /* what-if: multiply every computation unit */
     /* Called from the simulating thread every 2^14 heap events (a few
      * hundred times a second): cheap callers throttle by the clock. */

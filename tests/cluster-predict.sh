@@ -77,6 +77,15 @@ rep=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rank_repr
 edits=""
 for r in 1 2 3; do [ "$r" = "$rep" ] || edits="$edits $r:gaps-of:$rep"; done
 "$top_builddir/tests/trace_copy" "$WORK/imb.trace" "$WORK/imb-rep.trace" $edits || fail "trace_copy$edits"
+# the copy's gaps hold the recorder's part as the original's do (clock.probe_gap_ns)
+python3 - "$WORK/imb.trace/meta.json" "$WORK/imb-rep.trace/meta.json" <<'PY' || fail "copying meta.json's clock"
+import json, sys
+clock = json.load(open(sys.argv[1]))["clock"]
+assert clock["probe_gap_ns"] > 0, clock
+d = json.load(open(sys.argv[2]))
+d["clock"] = clock
+json.dump(d, open(sys.argv[2], "w"))
+PY
 predict_json "$WORK/imb.trace" "$WORK/own.json"
 predict_json "$WORK/imb.trace" "$WORK/grouped.json" --groups "$WORK/imb.trace/groups.json"
 predict_json "$WORK/imb-rep.trace" "$WORK/substituted.json"

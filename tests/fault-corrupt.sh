@@ -5,7 +5,9 @@
 #   - a rank file cut short by 7 bytes (truncate -s -7): its last frame;
 #   - one byte flipped in the middle of a rank file: the frame holding it;
 #   - a header cut to 20 bytes, and a bad magic;
-#   - with --log, a byte flipped in the middle of a .log (`phantom dump --log`).
+#   - with --log, a byte flipped in the middle of a .log (`phantom dump --log`);
+#   - meta.json: a rank listed twice in a communicator, and a recorder probe
+#     time (clock.probe_gap_ns) that is not a time.
 # The expected frame offsets come from tests/zstd_frames.py, which parses the
 # zstd frame headers on its own.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
@@ -94,4 +96,25 @@ for verb in stats "predict --platform $top_srcdir/platforms/ib-qdr.conf"; do
   [ $rc -eq 1 ] && [ "$(wc -l < "$WORK/twice.err")" -eq 1 ] &&
     grep -q "twice/meta.json: communicator table entry 0 is malformed$" "$WORK/twice.err" ||
     fail "a rank listed twice: phantom $verb exited $rc: $(cat "$WORK/twice.err")"
+done
+
+# The recorder's part of each gap (clock.probe_gap_ns) is taken off every
+# computation unit: a value that is not a time in ns is refused, one line.
+for bad in '-3' '"10"' '1e9'; do
+  damage probe
+  python3 - "$WORK/probe/meta.json" "$bad" <<'PY' || fail "editing meta.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert 0 < d["clock"]["probe_gap_ns"] < 1000, d["clock"]  # the recorder timed itself
+d["clock"]["probe_gap_ns"] = json.loads(sys.argv[2])
+json.dump(d, open(sys.argv[1], "w"))
+PY
+  for verb in stats "predict --platform $top_srcdir/platforms/ib-qdr.conf"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$PHANTOM" $verb "$WORK/probe" > /dev/null 2> "$WORK/probe.err" || rc=$?
+    [ $rc -eq 1 ] && [ "$(wc -l < "$WORK/probe.err")" -eq 1 ] &&
+      grep -q 'probe/meta.json: "clock"."probe_gap_ns" is not a time in ns' "$WORK/probe.err" ||
+      fail "probe_gap_ns $bad: phantom $verb exited $rc: $(cat "$WORK/probe.err")"
+  done
 done

@@ -26,6 +26,39 @@ assert ops["MPI_Waitall"]["calls"] == 4 * 60 and ops["MPI_Isend"]["calls"] == 4 
 assert ops["MPI_Allreduce"]["calls"] == 4 * 6, ops
 assert d["simulator"]["messages"] > 0 and d["simulator"]["unmatched_messages"] == 0
 PY
+# Each computation unit is the recorded gap less the recorder's own part of
+# it, which it timed at MPI_Init (meta.json clock.probe_gap_ns, whole ns;
+# at least 0), in predict and in the SimGrid export alike: exact sums from
+# the events.
+"$PHANTOM" dump "$WORK/s.trace" --json > "$WORK/s.jsonl" || fail "phantom dump --json"
+"$PHANTOM" export "$WORK/s.trace" --format simgrid -o "$WORK/s.tit" > /dev/null || fail "phantom export"
+python3 - "$WORK/s.trace/meta.json" "$WORK/s.jsonl" "$WORK/p.json" "$WORK/s.tit.d" <<'PY' ||
+import json, sys
+meta, dump, pred, tit = sys.argv[1:]
+probe_f = json.load(open(meta))["clock"]["probe_gap_ns"]
+assert 0 < probe_f < 1000, f"probe_gap_ns {probe_f}: the recorder did not time its part of a gap"
+probe = int(probe_f + 0.5)
+comp, prev, raw = {}, {}, {}
+for line in open(dump):
+    e = json.loads(line)
+    if "op" not in e:
+        continue
+    r = e["rank"]
+    if r in prev:
+        gap = max(e["t_entry"] - prev[r], 0)
+        comp[r] = comp.get(r, 0) + max(gap - probe, 0)
+        raw[r] = raw.get(r, 0) + gap
+    prev[r] = e["t_exit"]
+p = json.load(open(pred))
+assert p["host_probe_gap_ns"] == probe, p["host_probe_gap_ns"]
+for r in p["ranks"]:
+    assert r["comp_ps"] == 1000 * comp[r["rank"]], (r["rank"], r["comp_ps"], comp[r["rank"]], raw[r["rank"]])
+    n = sum(int(l.split()[2]) for l in open(f"{tit}/rank-{r['rank']}.txt") if l.split()[1] == "compute")
+    assert n == comp[r["rank"]], (r["rank"], n, comp[r["rank"]])
+print(f"probe {probe_f} ns: computation {sorted(comp.items())} ns, recorded gaps {sorted(raw.items())} ns")
+PY
+  fail "computation units are not the gaps less probe_gap_ns"
+
 # The table for a terminal, and the same prediction twice.
 $PREDICT "$WORK/s.trace" --platform "$P" --ppn 4 > "$WORK/table" || fail "table output"
 grep -q "^predicted run time: " "$WORK/table" || fail "no predicted run time in the table"
