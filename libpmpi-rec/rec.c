@@ -564,7 +564,8 @@ static void post(ph_call *c)
         return;
     rec_lock();
     if (rec.probe) { /* MPI_Init timing the recorder's part of a gap: no event */
-        rec.probe[rec.nprobe++] = c->t_entry - rec.prev_done;
+        if (rec.nprobe < rec.probe_cap)
+            rec.probe[rec.nprobe++] = c->t_entry - rec.prev_done;
         rec.prev_done = rec_now();
     } else if (rec.active) {
         reqview v;

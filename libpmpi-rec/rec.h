@@ -83,7 +83,7 @@ typedef struct rec_state {
     uint64_t next_index, prev_exit, next_req;
     uint64_t prev_done; /* clock when the recorder finished the last call: its next gap starts there */
     uint64_t *probe;    /* while MPI_Init times the recorder's part of a gap: the gaps (rec_state.c) */
-    uint32_t nprobe;
+    uint32_t nprobe, probe_cap;
     uint64_t call_stamp;
 
     rec_comm *comms; size_t ncomms;     /* by Fortran handle index (MPI_Comm_c2f) */

@@ -563,12 +563,17 @@ static double probe_gap_ns(void)
     MPI_Request none = MPI_REQUEST_NULL;
     int flag;
     rec.nprobe = 0;
+    rec.probe_cap = PROBE_CALLS;
     rec.probe = gaps;
     rec.prev_done = rec_now();
     for (int i = 0; i < PROBE_CALLS; i++)
         MPI_Test(&none, &flag, MPI_STATUS_IGNORE); /* the wrapper, as a program calls it */
     rec.probe = NULL;
     rec.prev_done = saved;
+    if (rec.nprobe <= PROBE_WARM) { /* recording stopped meanwhile */
+        free(gaps);
+        return -1;
+    }
     uint32_t n = rec.nprobe - PROBE_WARM;
     uint64_t *v = gaps + PROBE_WARM;
     qsort(v, n, sizeof *v, ph_cmp_u64);
