@@ -620,7 +620,7 @@ static void write_meta(int log_mode, const char *log_ranks)
     json_object_set_new(m, "finished", json_false());
     snprintf(path, sizeof path, "%s/meta.json", rec.dir);
     snprintf(tmp, sizeof tmp, "%s/.meta.json.tmp", rec.dir);
-    if (json_dump_file(m, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) != 0 || rename(tmp, path) != 0)
+    if (json_dump_file(m, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0 || rename(tmp, path) != 0)
         rec_fail("cannot write %s: %s", path, strerror(errno));
     json_decref(m);
 }
