@@ -80,41 +80,38 @@ frame=$($FRAMES "$f" --containing $mid)
 flip "$f" $mid
 expect log-flipped rank-000001.log "$frame" "dump --log"
 
-# A communicator table that lists a rank twice is corrupt, not a group: the
-# simulator takes each member's place to be unique.  One line naming meta.json.
-damage twice
-python3 - "$WORK/twice/meta.json" <<'PY' || fail "editing meta.json"
+# edit_meta CASE STATEMENT: a damaged copy CASE whose meta.json (as d) gets
+# the Python STATEMENT
+edit_meta() {
+  damage "$1"
+  python3 - "$WORK/$1/meta.json" "$2" <<'PY' || fail "editing meta.json: $2"
 import json, sys
 d = json.load(open(sys.argv[1]))
-d["comms"][0]["members"] = [1, 1]
+exec(sys.argv[2])
 json.dump(d, open(sys.argv[1], "w"))
 PY
-for verb in stats "predict --platform $top_srcdir/platforms/ib-qdr.conf"; do
-  rc=0
-  # shellcheck disable=SC2086
-  "$PHANTOM" $verb "$WORK/twice" > /dev/null 2> "$WORK/twice.err" || rc=$?
-  [ $rc -eq 1 ] && [ "$(wc -l < "$WORK/twice.err")" -eq 1 ] &&
-    grep -q "twice/meta.json: communicator table entry 0 is malformed$" "$WORK/twice.err" ||
-    fail "a rank listed twice: phantom $verb exited $rc: $(cat "$WORK/twice.err")"
-done
-
-# The recorder's part of each gap (clock.probe_gap_ns) is taken off every
-# computation unit: a value that is not a time in ns is refused, one line.
-for bad in '-3' '"10"' '1e9'; do
-  damage probe
-  python3 - "$WORK/probe/meta.json" "$bad" <<'PY' || fail "editing meta.json"
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert 0 < d["clock"]["probe_gap_ns"] < 1000, d["clock"]  # the recorder timed itself
-d["clock"]["probe_gap_ns"] = json.loads(sys.argv[2])
-json.dump(d, open(sys.argv[1], "w"))
-PY
+}
+# refused CASE PATTERN WHAT: phantom stats and predict on CASE exit 1 with one
+# line on stderr that matches PATTERN
+refused() {
   for verb in stats "predict --platform $top_srcdir/platforms/ib-qdr.conf"; do
     rc=0
     # shellcheck disable=SC2086
-    "$PHANTOM" $verb "$WORK/probe" > /dev/null 2> "$WORK/probe.err" || rc=$?
-    [ $rc -eq 1 ] && [ "$(wc -l < "$WORK/probe.err")" -eq 1 ] &&
-      grep -q 'probe/meta.json: "clock"."probe_gap_ns" is not a time in ns' "$WORK/probe.err" ||
-      fail "probe_gap_ns $bad: phantom $verb exited $rc: $(cat "$WORK/probe.err")"
+    "$PHANTOM" $verb "$WORK/$1" > /dev/null 2> "$WORK/$1.err" || rc=$?
+    [ $rc -eq 1 ] && [ "$(wc -l < "$WORK/$1.err")" -eq 1 ] && grep -q "$2" "$WORK/$1.err" ||
+      fail "$3: phantom $verb exited $rc: $(cat "$WORK/$1.err")"
   done
+}
+
+# A communicator table that lists a rank twice is corrupt, not a group: the
+# simulator takes each member's place to be unique.  One line naming meta.json.
+edit_meta twice 'd["comms"][0]["members"] = [1, 1]'
+refused twice "twice/meta.json: communicator table entry 0 is malformed$" "a rank listed twice"
+
+# The recorder's part of each gap (clock.probe_gap_ns) is taken off every
+# computation unit: a value that is not a time in ns is refused, one line.
+edit_meta probe 'assert 0 < d["clock"]["probe_gap_ns"] < 1000, d["clock"]'  # the recorder timed itself
+for bad in '-3' '"10"' '1e9'; do
+  edit_meta probe "d['clock']['probe_gap_ns'] = $bad"
+  refused probe 'probe/meta.json: "clock"."probe_gap_ns" is not a time in ns' "probe_gap_ns $bad"
 done
