@@ -546,10 +546,11 @@ static json_t *command_line(void)
  * themselves, which a trace counts as the application's computation.  About
  * 10 ns here: nothing beside a long computation, but HPCC's RandomAccess
  * polls with MPI_Testany once an update, 21 ns an iteration in a bare run
- * and 16 ns of gap in its trace, so it came out 7% of HPCC's predicted run
- * time.  Timed on PROBE_CALLS calls of MPI_Test on MPI_REQUEST_NULL back to
- * back, through the wrappers as the application calls them; post() notes
- * their gaps and records nothing.  The mean of those within 4 times the
+ * and 16 ns of gap in its trace: taken off, one recording's prediction
+ * over shared memory came out 6.5% shorter (doc/simmpi.md section 8).
+ * Timed on PROBE_CALLS calls of MPI_Test on MPI_REQUEST_NULL back to back,
+ * through the wrappers as the application calls them; post() notes their
+ * gaps and records nothing.  The mean of those within 4 times the
  * median (at least 100 ns) leaves out the ones an interrupt hit; a mean,
  * since the TSC here ticks in 10 ns steps.  Readers take it off every gap
  * (doc/trace-format.md section 7). */
