@@ -264,6 +264,7 @@ typedef struct xrank {
 struct exporter {
     const char *trace, *out;
     ph_trace *t;
+    uint64_t probe_ns; /* ph_trace_probe_gap_ns */
     uint32_t n, ncomms;
     simmpi_platform pf;
     uint32_t ppn;
@@ -1237,12 +1238,9 @@ static int event(xrank *r, const ph_event *ev)
     const ph_op_info *oi = ph_op(ev->op);
     if (!oi)
         return CLI_OK;
-    /* computation unit: the gap since the previous call's exit less the
-     * recorder's part of it, as simmpi takes it (none before MPI_Init; a
-     * negative gap counts 0) */
-    uint64_t probe = ph_trace_probe_gap_ns(r->x->t);
-    if (r->started && ev->t_entry > r->prev_exit + probe)
-        r->comp_ns += ev->t_entry - r->prev_exit - probe;
+    /* computation unit, as simmpi takes it (none before MPI_Init) */
+    if (r->started)
+        r->comp_ns += ph_unit_ns(r->prev_exit, ev->t_entry, r->x->probe_ns);
     r->started = 1;
     r->prev_exit = ev->t_exit;
     return translate(r, ev, oi->kind);
@@ -1505,6 +1503,7 @@ static int setup(exporter *x, const eopts *o)
     if (!(x->t = ph_trace_open(o->trace, &err)))
         return cli_error("export", "%s", err.msg);
     x->n = ph_trace_nranks(x->t);
+    x->probe_ns = ph_trace_probe_gap_ns(x->t);
     x->ncomms = ph_trace_ncomms(x->t);
     size_t nc = x->ncomms ? x->ncomms : 1;
     x->worldlike = malloc(nc);

@@ -208,6 +208,14 @@ uint32_t ph_trace_flags(const ph_trace *t);
  * clock.probe_gap_ns, rounded to whole ns; 0 if absent): a gap of g ns
  * holds g - probe_gap_ns of the application's computation, at least 0. */
 uint64_t ph_trace_probe_gap_ns(const ph_trace *t);
+/* The computation unit (ns) between a call's exit and the next call's
+ * entry: the gap less the recorder's part of it, at least 0 (threads can
+ * overlap calls). */
+static inline uint64_t ph_unit_ns(uint64_t prev_exit, uint64_t t_entry, uint64_t probe_gap_ns)
+{
+    uint64_t gap = t_entry > prev_exit ? t_entry - prev_exit : 0;
+    return gap > probe_gap_ns ? gap - probe_gap_ns : 0;
+}
 /* meta.json value by key path ("mpi.version"), as a string; NULL if absent. */
 const char *ph_trace_meta(const ph_trace *t, const char *key);
 uint32_t ph_trace_ncomms(const ph_trace *t);

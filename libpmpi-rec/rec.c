@@ -564,7 +564,7 @@ static void post(ph_call *c)
         return;
     rec_lock();
     if (rec.probe) { /* MPI_Init timing the recorder's part of a gap: no event */
-        if (rec.nprobe < rec.probe_cap)
+        if (rec.nprobe < REC_PROBE_CALLS)
             rec.probe[rec.nprobe++] = c->t_entry - rec.prev_done;
         rec.prev_done = rec_now();
     } else if (rec.active) {

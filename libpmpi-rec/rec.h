@@ -60,6 +60,9 @@ typedef struct rec_req {
     ph_call *coll; /* a copy of the nonblocking collective's arguments */
 } rec_req;
 
+/* Calls MPI_Init makes to time the recorder's part of a gap (rec_state.c) */
+#define REC_PROBE_CALLS 16384
+
 typedef struct rec_state {
     int active;    /* recording; 0 before MPI_Init, after Finalize or a failure */
     int mt;        /* MPI_THREAD_MULTIPLE: take mu */
@@ -83,7 +86,7 @@ typedef struct rec_state {
     uint64_t next_index, prev_exit, next_req;
     uint64_t prev_done; /* clock when the recorder finished the last call: its next gap starts there */
     uint64_t *probe;    /* while MPI_Init times the recorder's part of a gap: the gaps (rec_state.c) */
-    uint32_t nprobe, probe_cap;
+    uint32_t nprobe;    /* at most REC_PROBE_CALLS */
     uint64_t call_stamp;
 
     rec_comm *comms; size_t ncomms;     /* by Fortran handle index (MPI_Comm_c2f) */

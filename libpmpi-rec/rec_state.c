@@ -548,26 +548,24 @@ static json_t *command_line(void)
  * polls with MPI_Testany once an update, 21 ns an iteration in a bare run
  * and 16 ns of gap in its trace: taken off, one recording's prediction
  * over shared memory came out 6.5% shorter (doc/simmpi.md section 8).
- * Timed on PROBE_CALLS calls of MPI_Test on MPI_REQUEST_NULL back to back,
+ * Timed on REC_PROBE_CALLS calls of MPI_Test on MPI_REQUEST_NULL back to back,
  * through the wrappers as the application calls them; post() notes their
  * gaps and records nothing.  The mean of those within 4 times the
  * median (at least 100 ns) leaves out the ones an interrupt hit; a mean,
  * since the TSC here ticks in 10 ns steps.  Readers take it off every gap
  * (doc/trace-format.md section 7). */
-#define PROBE_CALLS 16384
 #define PROBE_WARM 256
 static double probe_gap_ns(void)
 {
-    uint64_t *gaps = malloc(PROBE_CALLS * sizeof *gaps), saved = rec.prev_done;
+    uint64_t *gaps = malloc(REC_PROBE_CALLS * sizeof *gaps), saved = rec.prev_done;
     if (!gaps)
         return -1;
     MPI_Request none = MPI_REQUEST_NULL;
     int flag;
     rec.nprobe = 0;
-    rec.probe_cap = PROBE_CALLS;
     rec.probe = gaps;
     rec.prev_done = rec_now();
-    for (int i = 0; i < PROBE_CALLS; i++)
+    for (int i = 0; i < REC_PROBE_CALLS; i++)
         MPI_Test(&none, &flag, MPI_STATUS_IGNORE); /* the wrapper, as a program calls it */
     rec.probe = NULL;
     rec.prev_done = saved;

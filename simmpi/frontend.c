@@ -1112,8 +1112,7 @@ static inline __attribute__((always_inline)) int fe_read(sim *s, uint32_t rank)
     if (!info)
         return sim_fail(s, "rank %u: event %llu: unknown op %u", rank, (unsigned long long)ev.seq,
                         ev.op);
-    uint64_t gap = f->started && ev.t_entry > f->prev_exit ? ev.t_entry - f->prev_exit : 0;
-    gap = gap > s->probe_ns ? gap - s->probe_ns : 0; /* the recorder's part is not the program's */
+    uint64_t gap = f->started ? ph_unit_ns(f->prev_exit, ev.t_entry, s->probe_ns) : 0;
     if (__builtin_expect(gap > SIM_HORIZON / 1000, 0))
         gap = SIM_HORIZON / 1000 + 1; /* no wrap in gap * 1000: the engine fails at the horizon */
     if (!f->started)
