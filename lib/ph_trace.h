@@ -282,6 +282,15 @@ const char *ph_rank_special_name(int32_t rank); /* "ANY_SOURCE", ... or NULL */
 int ph_parse_ranks(const char *spec, uint32_t n, uint8_t *bitmap, ph_err *err);
 /* qsort's comparison of two uint64_t. */
 int ph_cmp_u64(const void *a, const void *b);
+/* A tool's own part of every gap it times (the recorder's, the replayer's:
+ * doc/trace-format.md section 7), from the n gaps of calls made back to
+ * back with nothing between them.  The first PH_PROBE_WARM are left out
+ * (cold caches); of the rest (sorted in place), those within 4 times the
+ * median, at least 100 ns, are summed into *sum, their number into *kept:
+ * the others met an interrupt.  A mean of many, since a TSC may tick in
+ * 10 ns steps.  -1 when there are too few. */
+#define PH_PROBE_WARM 256
+int ph_probe_sum(uint64_t *gaps, size_t n, uint64_t *sum, uint64_t *kept);
 
 #ifdef __cplusplus
 }

@@ -73,6 +73,21 @@ int ph_cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int ph_probe_sum(uint64_t *gaps, size_t n, uint64_t *sum, uint64_t *kept)
+{
+    if (n <= PH_PROBE_WARM)
+        return -1;
+    uint64_t *v = gaps + PH_PROBE_WARM, limit, total = 0;
+    size_t m = n - PH_PROBE_WARM, i = 0;
+    qsort(v, m, sizeof *v, ph_cmp_u64);
+    limit = 4 * v[m / 2] > 100 ? 4 * v[m / 2] : 100;
+    while (i < m && v[i] <= limit)
+        total += v[i++];
+    *sum = total;
+    *kept = i;
+    return 0;
+}
+
 const char *ph_rank_special_name(int32_t rank)
 {
     switch (rank) {

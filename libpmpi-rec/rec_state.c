@@ -550,14 +550,12 @@ static json_t *command_line(void)
  * over shared memory came out 6.5% shorter (doc/simmpi.md section 8).
  * Timed on REC_PROBE_CALLS calls of MPI_Test on MPI_REQUEST_NULL back to back,
  * through the wrappers as the application calls them; post() notes their
- * gaps and records nothing.  The mean of those within 4 times the
- * median (at least 100 ns) leaves out the ones an interrupt hit; a mean,
- * since the TSC here ticks in 10 ns steps.  Readers take it off every gap
+ * gaps and records nothing; ph_probe_sum leaves out the warm-up and the
+ * calls an interrupt hit.  Readers take it off every gap
  * (doc/trace-format.md section 7). */
-#define PROBE_WARM 256
 static double probe_gap_ns(void)
 {
-    uint64_t *gaps = malloc(REC_PROBE_CALLS * sizeof *gaps), saved = rec.prev_done;
+    uint64_t *gaps = malloc(REC_PROBE_CALLS * sizeof *gaps), saved = rec.prev_done, sum, kept;
     if (!gaps)
         return -1;
     MPI_Request none = MPI_REQUEST_NULL;
@@ -569,19 +567,9 @@ static double probe_gap_ns(void)
         MPI_Test(&none, &flag, MPI_STATUS_IGNORE); /* the wrapper, as a program calls it */
     rec.probe = NULL;
     rec.prev_done = saved;
-    if (rec.nprobe <= PROBE_WARM) { /* recording stopped meanwhile */
-        free(gaps);
-        return -1;
-    }
-    uint32_t n = rec.nprobe - PROBE_WARM;
-    uint64_t *v = gaps + PROBE_WARM;
-    qsort(v, n, sizeof *v, ph_cmp_u64);
-    uint64_t limit = 4 * v[n / 2] > 100 ? 4 * v[n / 2] : 100, sum = 0;
-    uint32_t kept = 0;
-    while (kept < n && v[kept] <= limit)
-        sum += v[kept++];
+    int rc = ph_probe_sum(gaps, rec.nprobe, &sum, &kept); /* too few: recording stopped meanwhile */
     free(gaps);
-    return (double)sum / kept;
+    return rc < 0 ? -1 : (double)sum / (double)kept;
 }
 
 static void write_meta(int log_mode, const char *log_ranks)
