@@ -762,11 +762,12 @@ static int run(int argc, char **argv)
     ph_trace *t = ph_trace_open(o.trace, &err);
     if (!t)
         return cli_error("predict", "%s", err.msg);
-    /* The recorder's part of each gap is not the program's computation.  A
-     * replay's vectors are its own measurements, and scale the host's
-     * units by replayed over recorded, so those stay as recorded. */
+    /* The recorder's part of each gap is not the program's computation, nor
+     * is the replayer's part of a replayed one: `phantom replay` took that
+     * off, and scales the host's units (these) by replayed over recorded,
+     * each without its tool's part. */
     int replayed_units = o.comp && strcmp(o.comp, "host") != 0;
-    so.host_probe_ns = replayed_units ? 0 : ph_trace_probe_gap_ns(t);
+    so.host_probe_ns = ph_trace_probe_gap_ns(t);
     so.ppn = o.ppn ? o.ppn : so.platform.cores_per_node;
     uint32_t *node_of = NULL;
     rc = build_map(&o, ph_trace_nranks(t), so.ppn, &node_of);

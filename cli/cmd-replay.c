@@ -75,6 +75,7 @@ static const char usage[] =
     "                         (default: auto)\n"
     "  --force                start NAME afresh (else this replay is added to it,\n"
     "                         and must not replay a rank it already has)\n"
+    "  --keep-runs            keep each run's raw times files, in TRACE/replay/.NAME.runs\n"
     "  -h, --help             show this help\n"
     "\n"
     "environment:\n"
@@ -83,7 +84,7 @@ static const char usage[] =
 
 typedef struct ropts {
     const char *trace, *ranks, *name, *plan, *launcher, *units;
-    int isolated, force;
+    int isolated, force, keep_runs;
     uint32_t repeat, iterations, timeout;
     int have_iterations;
     char **prog;
@@ -113,6 +114,7 @@ static int parse(int argc, char **argv, ropts *o)
         {"plan", required_argument, NULL, 'P'}, {"iterations", required_argument, NULL, 'i'},
         {"launcher", required_argument, NULL, 'L'}, {"timeout", required_argument, NULL, 'T'},
         {"force", no_argument, NULL, 'f'}, {"units", required_argument, NULL, 'U'},
+        {"keep-runs", no_argument, NULL, 'K'},
         {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     /* With "--", options may come anywhere before it (TRACE --ranks 8-11 --
      * PROGRAM); without, they end at TRACE ('+'), and PROGRAM's own options
@@ -130,6 +132,7 @@ static int parse(int argc, char **argv, ropts *o)
         case 'P': o->plan = optarg; break;
         case 'L': o->launcher = optarg; break;
         case 'f': o->force = 1; break;
+        case 'K': o->keep_runs = 1; break;
         case 'U':
             if (strcmp(optarg, "auto") && strcmp(optarg, "wall") && strcmp(optarg, "cpu"))
                 return cli_usage_error("replay", "--units: '%s' is not auto, wall or cpu", optarg);
@@ -632,11 +635,12 @@ static json_t *rank_json(const job *j, uint32_t p, const rep_rank_result *r)
         : json_pack("{s:I, s:I, s:I, s:I}", "start", (json_int_t)lp[0], "period", (json_int_t)lp[1],
                     "iterations_replayed", (json_int_t)j->iter_replayed, "iterations", (json_int_t)lp[2]);
     for (uint32_t i = 0; i < nruns; i++)
-        json_array_append_new(runs, json_pack("{s:I, s:I, s:o}", "computation_ns", (json_int_t)r->run_comp_ns[i],
+        json_array_append_new(runs, json_pack("{s:I, s:I, s:o, s:I}", "computation_ns", (json_int_t)r->run_comp_ns[i],
                                               "wall_ns", (json_int_t)r->run_wall_ns[i], "cpu_busy",
                                               r->run_busy_ppt[i] ? json_real((double)r->run_busy_ppt[i] / 1000)
-                                                                 : json_null()));
-    return json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "rank",
+                                                                 : json_null(),
+                                              "replayer_gap_ns", (json_int_t)r->run_probe_ns[i]));
+    return json_pack("{s:I, s:I, s:I, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}", "rank",
                      (json_int_t)r->rank, "events", (json_int_t)r->events, "recorded_events",
                      (json_int_t)r->recorded_events, "end", end_name(r->end), "units",
                      r->cpu_share > 0 ? "cpu" : "wall", "cpu_share",
@@ -645,6 +649,7 @@ static json_t *rank_json(const job *j, uint32_t p, const rep_rank_result *r)
                      "computation_ns", (json_int_t)r->comp_ns,
                      "computation_min_ns", (json_int_t)r->comp_min_ns,
                      "recorded_computation_ns", (json_int_t)r->recorded_comp_ns,
+                     "replayer_gap_ns", (json_int_t)r->probe_ns,
                      "wall_ns", (json_int_t)r->wall_ns, "recorded_wall_ns", (json_int_t)r->recorded_wall_ns,
                      "loop", loop, "runs", runs);
 }
@@ -757,6 +762,16 @@ static void summary(const job *j, const rep_rank_result *res)
                 ms(r->wall_ns), ms(r->recorded_wall_ns), r->end == REP_END_FINALIZE ? "" : "  ",
                 r->end == REP_END_FINALIZE ? "" : end_name(r->end));
     }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t p = 0; p < j->nprocs; p++) {
+        lo = res[p].probe_ns < lo ? res[p].probe_ns : lo;
+        hi = res[p].probe_ns > hi ? res[p].probe_ns : hi;
+    }
+    if (hi > lo)
+        fprintf(stderr, "  taken off each unit: the replayer's own part of a gap, %llu-%llu ns\n",
+                (unsigned long long)lo, (unsigned long long)hi);
+    else if (j->nprocs)
+        fprintf(stderr, "  taken off each unit: the replayer's own part of a gap, %llu ns\n", (unsigned long long)lo);
     if (j->iter_replayed >= 0)
         fprintf(stderr, "  partial replay: %lld of %lld iterations\n", (long long)j->iter_replayed,
                 (long long)j->iter_total);
@@ -828,7 +843,8 @@ static int run(int argc, char **argv)
         rc = res ? combine(&j, res) : cli_error("replay", "out of memory");
     if (rc == CLI_OK) {
         summary(&j, res);
-        rm_tree(j.runs_dir);
+        if (!o.keep_runs)
+            rm_tree(j.runs_dir);
     }
     for (uint32_t p = 0; res && p < j.nprocs; p++)
         free(res[p].run_comp_ns);

@@ -366,6 +366,7 @@ static void setup(ph_call *c)
     rep_out_units();
     if (rep_out_open(&err) < 0)
         rep_die("%s", err.msg);
+    rep_out_probe();
     atexit(at_exit);
 }
 
@@ -411,6 +412,8 @@ static int debug = -1; /* PHANTOM_REPLAY_DEBUG: one line per replayed call on st
 int ph_pre(ph_call *c)
 {
     ph_mark_enter();
+    if (rep.probing)
+        return 1; /* the replayer's own call, not the program's: MPI answers */
     const ph_op_info *info = &ph_ops[c->op];
     if (info->kind == PH_K_INIT)
         return 1; /* the replay starts in ph_post, once the library is up */
@@ -431,6 +434,11 @@ int ph_pre(ph_call *c)
 
 static void post(ph_call *c)
 {
+    if (rep.probing) { /* a program's call does this much after its exit clock, and no more */
+        rep_out_exit(c->site_pc[0]);
+        rep_out_event(c->t_entry, rep_now());
+        return;
+    }
     const ph_op_info *info = &ph_ops[c->op];
     if (info->kind == PH_K_INIT) {
         if (c->rc != MPI_SUCCESS)
@@ -441,7 +449,7 @@ static void post(ph_call *c)
      * records: reading up to them (and past what a subgroup received for
      * real) is the replayer's work, inside this call, not computation. */
     rep_log_prefetch(rep.k + 1);
-    rep_out_exit_cpu(c->site_pc[0]); /* before the clock: the reading is the call's */
+    rep_out_exit(c->site_pc[0]); /* before the clock: the reading is the call's */
     uint64_t t_exit = rep_now();
     rep_out_event(c->t_entry, t_exit);
     rep.k++;

@@ -134,8 +134,8 @@ typedef struct rep_state {
     int tsc;
     int cpu_units;      /* the node's CPU is throttled: long gaps also in this thread's CPU time */
     int cpu_read;       /* the gap before the next call is one of them */
+    int probing;        /* MPI_Init times the replayer's own part of a gap (rep_out_probe) */
     uint64_t cpu_entry; /* its CPU time (ns) at that call's entry */
-    FILE *times;
     char times_path[4200];
 } rep_state;
 
@@ -176,12 +176,18 @@ static inline uint64_t rep_cpu_now(void)
  * CPU the node's processes have, measured with all of them spinning. */
 void rep_out_units(void);
 int rep_out_open(ph_err *err);
-/* At a call's exit, before its clock is read: whether the gap after it is
- * timed in CPU time too (the gaps after this call site are long), and if so
- * the CPU clock. */
-void rep_out_exit_cpu(const void *site);
+/* At a call's exit, before its clock is read: a full buffer of entries
+ * goes out; whether the gap after it is timed in CPU time too (the gaps
+ * after this call site are long), and if so the CPU clock. */
+void rep_out_exit(const void *site);
 /* One call: its entry and exit clock. */
 void rep_out_event(uint64_t t_entry, uint64_t t_exit);
+/* In MPI_Init, after rep_out_open: REP_PROBE_CALLS calls back to back
+ * through the wrappers, whose times go ahead of MPI_Init's in the times
+ * file, for `phantom replay` to take the replayer's own part of a gap off
+ * each gap. */
+#define REP_PROBE_CALLS 16384
+void rep_out_probe(void);
 /* At MPI_Finalize's entry (or at the close): the end of the span whose CPU
  * time over wall time the times file keeps, to tell a node that other work
  * shared (doc/replay.md, "A busy node"). */

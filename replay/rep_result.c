@@ -7,8 +7,8 @@
 
 #include "rep_result.h"
 
-#define TIMES_MAGIC "PHTMRTM2"
-#define HEADER 80
+#define TIMES_MAGIC "PHTMRTM3"
+#define HEADER 88
 
 static uint64_t get64(const uint8_t *p) { return ph_get_le(p, 8); }
 static uint32_t get32(const uint8_t *p) { return (uint32_t)ph_get_le(p, 4); }
@@ -37,6 +37,12 @@ int rep_times_open(const char *path, rep_times *t, ph_err *err)
     t->isolated = h[60];
     t->cpu_share = (double)get64(h + 64) / 1e6;
     /* h + 72: the CPU clock readings' cost the replay took off each gap (for a reader's eyes) */
+    t->probe_events = get64(h + 80);
+    if (t->probe_events > (1u << 20)) {
+        ph_err_set(err, "%s: corrupt header (%llu probe calls)", path, (unsigned long long)t->probe_events);
+        rep_times_close(t);
+        return -1;
+    }
     if (t->cpu_share > 1 || t->busy > 1) {
         ph_err_set(err, "%s: corrupt header (%s of %.2f)", path,
                    t->cpu_share > 1 ? "a CPU share" : "a busy share", t->cpu_share > 1 ? t->cpu_share : t->busy);
@@ -121,8 +127,42 @@ typedef struct combine {
     rep_times *runs;
     int n;
     uint64_t *prev_exit, *gaps, *durs; /* per run */
+    uint64_t *probe;                   /* per run: the replayer's own part of a gap, ns */
     uint64_t out_exit[2];              /* median, min: the written streams' clocks */
 } combine;
+
+/* A gap of wall ns whose CPU time was cpu, in the run's units.  On a
+ * throttled node, its CPU time on a CPU that runs share of the time: a short
+ * gap's wall time (cpu = all ones), else what the CPU clock said, which
+ * cannot exceed the wall time (its readings' cost, a median, is taken off). */
+static uint64_t unit_of(const rep_times *rt, uint64_t wall, uint64_t cpu)
+{
+    return rt->cpu_share > 0 ? (uint64_t)llround((double)(cpu < wall ? cpu : wall) / rt->cpu_share) : wall;
+}
+
+/* The replayer's own part of a gap in the run (rep_out_probe), in the run's
+ * units, rounded to whole ns: from the probe's entries ahead of the events. */
+static int read_probe(rep_times *rt, uint64_t *probe, ph_err *err)
+{
+    uint64_t n = rt->probe_events, *gaps = malloc((n ? n : 1) * sizeof *gaps), prev = 0, sum, kept;
+    if (!gaps) {
+        ph_err_set(err, "out of memory");
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t in, out, cpu;
+        if (rep_times_next(rt, &in, &out, &cpu, err) < 0) {
+            free(gaps);
+            return -1;
+        }
+        gaps[i] = i ? unit_of(rt, in > prev ? in - prev : 0, cpu) : 0;
+        prev = out;
+    }
+    /* gaps[0] has no call before it; the warm-up leaves it out */
+    *probe = ph_probe_sum(gaps, n, &sum, &kept) == 0 ? (2 * sum + kept) / (2 * kept) : 0;
+    free(gaps);
+    return 0;
+}
 
 /* Event ev with times from the runs' j-th entries: the median into med, the
  * minimum into min. */
@@ -134,13 +174,8 @@ static int put_event(combine *cb, ph_event *ev, uint64_t j, ph_rank_writer *med,
         const rep_times *rt = &cb->runs[r];
         if (rep_times_next(&cb->runs[r], &in, &out, &cpu, err) < 0)
             return -1;
-        uint64_t wall = j ? in - cb->prev_exit[r] : 0;
-        /* On a throttled node, the gap's CPU time on a CPU that runs share of
-         * the time: a short gap's wall time (cpu = all ones), else what the
-         * CPU clock said, which cannot exceed the wall time (its readings'
-         * cost, a median, is taken off). */
-        cb->gaps[r] = rt->cpu_share > 0 ? (uint64_t)llround((double)(cpu < wall ? cpu : wall) / rt->cpu_share)
-                                        : wall;
+        uint64_t unit = unit_of(rt, j ? in - cb->prev_exit[r] : 0, cpu);
+        cb->gaps[r] = unit > cb->probe[r] ? unit - cb->probe[r] : 0; /* the program's part */
         cb->durs[r] = out - in;
         cb->prev_exit[r] = out;
         res->run_comp_ns[r] += cb->gaps[r];
@@ -169,13 +204,14 @@ static int open_runs(combine *cb, uint32_t rank, char *const *dirs, int n, ph_er
 {
     cb->n = n;
     cb->runs = calloc((size_t)n, sizeof *cb->runs);
-    cb->prev_exit = calloc((size_t)n * 3, sizeof(uint64_t));
+    cb->prev_exit = calloc((size_t)n * 4, sizeof(uint64_t));
     if (!cb->runs || !cb->prev_exit) {
         ph_err_set(err, "out of memory");
         return -1;
     }
     cb->gaps = cb->prev_exit + n;
     cb->durs = cb->gaps + n;
+    cb->probe = cb->durs + n;
     for (int r = 0; r < n; r++) {
         char path[4300];
         snprintf(path, sizeof path, "%s/rank-%06u.times", dirs[r], rank);
@@ -186,6 +222,8 @@ static int open_runs(combine *cb, uint32_t rank, char *const *dirs, int n, ph_er
                        (unsigned long long)cb->runs[r].events, (unsigned long long)cb->runs[0].events);
             return -1;
         }
+        if (read_probe(&cb->runs[r], &cb->probe[r], err) < 0)
+            return -1;
     }
     return 0;
 }
@@ -256,12 +294,12 @@ static int copy_events(ph_trace *t, combine *cb, ph_rank_writer *wm, ph_rank_wri
     if (!rd)
         return -1;
     ph_event ev;
-    uint64_t j = 0, first = 0, prev = 0;
+    uint64_t j = 0, first = 0, prev = 0, rec_probe = ph_trace_probe_gap_ns(t);
     int rc = 0;
     for (; j < res->events && (rc = ph_rank_next(rd, &ev, err)) > 0; j++) {
         if (j == 0)
             first = prev = ev.t_entry;
-        res->recorded_comp_ns += ev.t_entry - prev;
+        res->recorded_comp_ns += ph_unit_ns(prev, ev.t_entry, rec_probe); /* as the replay's: the program's part */
         prev = ev.t_exit;
         res->recorded_events++;
         if (put_event(cb, &ev, j, wm, wn, res, err) < 0) {
@@ -287,13 +325,14 @@ int rep_result_rank(ph_trace *t, uint32_t rank, char *const *run_dirs, int nruns
     combine cb = {0};
     memset(res, 0, sizeof *res);
     res->rank = rank;
-    res->run_comp_ns = calloc((size_t)nruns * 3, sizeof(uint64_t));
+    res->run_comp_ns = calloc((size_t)nruns * 4, sizeof(uint64_t));
     if (!res->run_comp_ns) {
         ph_err_set(err, "out of memory");
         return -1;
     }
     res->run_wall_ns = res->run_comp_ns + nruns;
     res->run_busy_ppt = res->run_wall_ns + nruns;
+    res->run_probe_ns = res->run_busy_ppt + nruns;
     ph_rank_writer *wm = NULL, *wn = NULL;
     int rc = open_runs(&cb, rank, run_dirs, nruns, err);
     if (rc == 0) {
@@ -301,6 +340,13 @@ int rep_result_rank(ph_trace *t, uint32_t rank, char *const *run_dirs, int nruns
         res->end = cb.runs[0].end;
         res->cpu_share = run_shares(&cb);
         res->busy = run_busy(&cb, res->run_busy_ppt);
+        memcpy(res->run_probe_ns, cb.probe, (size_t)nruns * sizeof *cb.probe);
+        uint64_t *v = malloc((size_t)nruns * sizeof *v), least;
+        if (v) {
+            memcpy(v, cb.probe, (size_t)nruns * sizeof *v);
+            stats(v, nruns, &res->probe_ns, &least);
+            free(v);
+        }
         wm = ph_writer_rank(med, rank, 0, err);
         wn = min && wm ? ph_writer_rank(min, rank, 0, err) : NULL;
         rc = !wm || (min && !wn) ? -1 : copy_events(t, &cb, wm, wn, res, err);

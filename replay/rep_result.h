@@ -21,7 +21,8 @@ typedef struct rep_times {
     FILE *f;
     char path[4200];
     uint32_t rank, nranks;
-    uint64_t events; /* entries in the file */
+    uint64_t events; /* entries in the file after the probe's */
+    uint64_t probe_events; /* the replayer's calls timing its own part of a gap, first in the file */
     int end;         /* enum rep_end */
     int isolated;
     double cpu_share; /* of the time the process had its CPU; 0: wall-clock gaps */
@@ -30,7 +31,7 @@ typedef struct rep_times {
 } rep_times;
 
 int rep_times_open(const char *path, rep_times *t, ph_err *err);
-/* The next call's entry and exit in CLOCK_MONOTONIC ns, and the CPU time of
+/* The next entry's (the probe's first) entry and exit in CLOCK_MONOTONIC ns, and the CPU time of
  * the gap before it (0 unless cpu_share > 0). */
 int rep_times_next(rep_times *t, uint64_t *entry, uint64_t *exit_, uint64_t *gap_cpu, ph_err *err);
 void rep_times_close(rep_times *t);
@@ -40,10 +41,14 @@ typedef struct rep_rank_result {
     uint32_t rank;
     uint64_t events, recorded_events;
     int end;
-    uint64_t comp_ns, comp_min_ns, recorded_comp_ns; /* sums of the gaps (units 1..events-1) */
+    /* sums of the units 1..events-1: the gaps less the replayer's own part
+     * (probe_ns), and the recording's less the recorder's */
+    uint64_t comp_ns, comp_min_ns, recorded_comp_ns;
     uint64_t wall_ns, recorded_wall_ns;              /* MPI_Init entry to the last exit */
     uint64_t *run_comp_ns, *run_wall_ns;             /* per run */
     uint64_t *run_busy_ppt; /* per run, the time it had its CPU in thousandths; 0: not known */
+    uint64_t *run_probe_ns; /* per run, the replayer's own part of each gap, taken off it */
+    uint64_t probe_ns;      /* their median */
     double cpu_share; /* gaps in CPU time over this share of the CPU (median of the runs); 0: wall clock */
     double busy;      /* the median of the runs' run_busy_ppt (as a fraction); 0: not known */
 } rep_rank_result;

@@ -21,15 +21,16 @@ struct rep_vectors {
     rvec *r;
 };
 
-/* The gaps before a rank's events (gap[0] = 0), up to max of them (all
- * when max is UINT64_MAX); the number read in *n. */
+/* The units before a rank's events (gap[0] = 0), up to max of them (all
+ * when max is UINT64_MAX); the number read in *n.  A recording's gaps lose
+ * the recorder's part (ph_unit_ns); a replay's have lost the replayer's. */
 static int read_gaps(ph_trace *t, uint32_t rank, uint64_t max, uint64_t **gap, uint64_t *n, ph_err *err)
 {
     ph_rank_reader *rd = ph_rank_open(t, rank, err);
     if (!rd)
         return -1;
     size_t cap = 1024;
-    uint64_t *g = malloc(cap * sizeof *g), k = 0, prev = 0;
+    uint64_t *g = malloc(cap * sizeof *g), k = 0, prev = 0, probe = ph_trace_probe_gap_ns(t);
     ph_event ev;
     int rc = 0;
     while (g && k < max && (rc = ph_rank_next(rd, &ev, err)) > 0) {
@@ -42,7 +43,7 @@ static int read_gaps(ph_trace *t, uint32_t rank, uint64_t max, uint64_t **gap, u
             }
             g = ng;
         }
-        g[k] = k && ev.t_entry > prev ? ev.t_entry - prev : 0; /* negative gaps count 0, as in the simulator */
+        g[k] = k ? ph_unit_ns(prev, ev.t_entry, probe) : 0; /* as in the simulator */
         k++;
         prev = ev.t_exit;
     }

@@ -64,7 +64,9 @@ grep -q "rank 1 was replayed already" "$WORK/rep" || fail "no message for a rank
 # are; the rest of the loop is the host's units, each times the ratio
 # replayed/host at its position in the loop over the iterations replayed;
 # units after the loop are the host's, times the replayed/recorded ratio of
-# the part replayed.
+# the part replayed.  Host units are the recorded gaps less the recorder's
+# own part of each (meta.json clock.probe_gap_ns); the replay took its own
+# off its units.
 "$PHANTOM" replay "$T" --ranks 0,2-3 --isolated --plan "$WORK/plan.json" --iterations 5 --name five \
   -- "$prog" 256 100 > "$WORK/rep" 2>&1 || { cat "$WORK/rep"; fail "--iterations 5 of ranks 0,2-3"; }
 "$PHANTOM" predict "$T" --platform "$top_srcdir/platforms/shm-2core-local.conf" --comp five --json \
@@ -74,20 +76,24 @@ grep -q "rank 1 was replayed already" "$WORK/rep" || fail "no message for a rank
 # a partial replay's streams end early, and say why
 [ "$(grep -c 'no end record (a partial replay: it stops after the iterations planned)' "$WORK/dump.err")" = 4 ] ||
   fail "dump of a partial replay: $(cat "$WORK/dump.err")"
-python3 - "$WORK/p.json" "$WORK/host.jsonl" "$WORK/rep.jsonl" "$T/replay/five/meta.json" <<'PY' ||
+python3 - "$WORK/p.json" "$WORK/host.jsonl" "$WORK/rep.jsonl" "$T/replay/five/meta.json" "$T/meta.json" <<'PY' ||
 import json, sys
 pred, host_f, rep_f, meta = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], json.load(open(sys.argv[4]))
-def units(path):
+probe = int(json.load(open(sys.argv[5]))['clock']['probe_gap_ns'] + 0.5)
+if pred['host_probe_gap_ns'] != probe: sys.exit(f"predict took {pred['host_probe_gap_ns']} ns off, not {probe}")
+def units(path, probe):
     ev = {}
     for l in open(path):
         e = json.loads(l)
         if 'op' in e: ev.setdefault(e['rank'], []).append(e)
-    return {r: [0] + [max(0, b['t_entry'] - a['t_exit']) for a, b in zip(es, es[1:])] for r, es in ev.items()}
-host, rep = units(host_f), units(rep_f)
+    return {r: [0] + [max(0, b['t_entry'] - a['t_exit'] - probe) for a, b in zip(es, es[1:])] for r, es in ev.items()}
+host, rep = units(host_f, probe), units(rep_f, 0)
 per = {r['rank']: r for one in meta['replay']['replays'] for r in one['per_rank']}
 for pr in pred['ranks']:
     r = pr['rank']
     m, got, loop = per[r], rep[r], per[r]['loop']
+    if m['recorded_computation_ns'] != sum(host[r][:len(got)]):
+        sys.exit(f"rank {r}: recorded computation {m['recorded_computation_ns']}, the units say {sum(host[r][:len(got)])}")
     ratio = m['computation_ns'] / m['recorded_computation_ns']
     first, period = (loop['start'] + 1, loop['period']) if loop else (0, 0)
     pos = {}
