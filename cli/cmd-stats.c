@@ -71,6 +71,7 @@ typedef struct counted_acc {
 
 typedef struct stats {
     ph_trace *t;
+    uint64_t probe_ns; /* the recorder's own part of each gap, not the program's */
     int json;
     rank_sum *ranks, total;
     uint32_t nranks;
@@ -178,9 +179,10 @@ static void account(stats *st, rank_acc *a, const ph_event *ev)
     op_acc *o = &a->ops[ev->op];
     a->s.events++;
     a->s.mpi_ns += dur;
-    /* Threads may overlap calls (MPI_THREAD_MULTIPLE): only real gaps are computation. */
-    if (a->has_prev && ev->t_entry > a->prev_exit)
-        a->s.comp_ns += ev->t_entry - a->prev_exit;
+    /* The unit predict simulates: threads may overlap calls (MPI_THREAD_MULTIPLE),
+     * and only real gaps, less the recorder's part, are computation. */
+    if (a->has_prev)
+        a->s.comp_ns += ph_unit_ns(a->prev_exit, ev->t_entry, st->probe_ns);
     a->prev_exit = ev->t_exit;
     a->has_prev = 1;
     o->calls++;
@@ -463,6 +465,9 @@ static void print_tables(const stats *st)
     printf("\n");
     if (cmd)
         printf("command: %s\n", cmd);
+    if (st->probe_ns)
+        printf("comp: the gaps between calls, each less the recorder's own part of it (%llu ns)\n",
+               (unsigned long long)st->probe_ns);
     printf("\n");
     print_ranks(st);
     print_ops(st);
@@ -498,9 +503,9 @@ static int print_json(stats *st)
     json_object_set_new(totals, "ops", ops_json(st->ops));
     json_object_set_new(totals, "counted", counted_json(st->counted, st->ncounted));
     json_object_set_new(totals, "complete", json_boolean(st->total.complete));
-    json_t *doc = json_pack("{s:s, s:I, s:O, s:o, s:o}", "trace", ph_trace_dir(st->t), "nranks",
-                            (json_int_t)ph_trace_nranks(st->t), "ranks", st->jranks, "totals",
-                            totals, "sites", sites_json(st));
+    json_t *doc = json_pack("{s:s, s:I, s:I, s:O, s:o, s:o}", "trace", ph_trace_dir(st->t), "nranks",
+                            (json_int_t)ph_trace_nranks(st->t), "probe_gap_ns", (json_int_t)st->probe_ns,
+                            "ranks", st->jranks, "totals", totals, "sites", sites_json(st));
     int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     putchar('\n');
     json_decref(doc);
@@ -557,6 +562,7 @@ static int run(int argc, char **argv)
     ph_err err;
     if (!(st.t = ph_trace_open(path, &err)))
         return cli_error("stats", "%s", err.msg);
+    st.probe_ns = ph_trace_probe_gap_ns(st.t);
     int rc = collect(&st, only);
     if (rc == CLI_OK && st.json)
         rc = print_json(&st);

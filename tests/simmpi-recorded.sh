@@ -28,13 +28,14 @@ assert d["simulator"]["messages"] > 0 and d["simulator"]["unmatched_messages"] =
 PY
 # Each computation unit is the recorded gap less the recorder's own part of
 # it, which it timed at MPI_Init (meta.json clock.probe_gap_ns, whole ns;
-# at least 0), in predict and in the SimGrid export alike: exact sums from
-# the events.
+# at least 0), in predict, in the SimGrid export and in phantom stats
+# alike: exact sums from the events.
 "$PHANTOM" dump "$WORK/s.trace" --json > "$WORK/s.jsonl" || fail "phantom dump --json"
 "$PHANTOM" export "$WORK/s.trace" --format simgrid -o "$WORK/s.tit" > /dev/null || fail "phantom export"
-python3 - "$WORK/s.trace/meta.json" "$WORK/s.jsonl" "$WORK/p.json" "$WORK/s.tit.d" <<'PY' ||
+"$PHANTOM" stats "$WORK/s.trace" --json > "$WORK/stats.json" || fail "phantom stats --json"
+python3 - "$WORK/s.trace/meta.json" "$WORK/s.jsonl" "$WORK/p.json" "$WORK/s.tit.d" "$WORK/stats.json" <<'PY' ||
 import json, sys
-meta, dump, pred, tit = sys.argv[1:]
+meta, dump, pred, tit, stats = sys.argv[1:]
 probe_f = json.load(open(meta))["clock"]["probe_gap_ns"]
 assert 0 < probe_f < 1000, f"probe_gap_ns {probe_f}: the recorder did not time its part of a gap"
 probe = int(probe_f + 0.5)
@@ -55,6 +56,10 @@ for r in p["ranks"]:
     assert r["comp_ps"] == 1000 * comp[r["rank"]], (r["rank"], r["comp_ps"], comp[r["rank"]], raw[r["rank"]])
     n = sum(int(l.split()[2]) for l in open(f"{tit}/rank-{r['rank']}.txt") if l.split()[1] == "compute")
     assert n == comp[r["rank"]], (r["rank"], n, comp[r["rank"]])
+st = json.load(open(stats))
+assert st["probe_gap_ns"] == probe, st["probe_gap_ns"]
+for r in st["ranks"]:
+    assert r["comp_ns"] == comp[r["rank"]], ("stats", r["rank"], r["comp_ns"], comp[r["rank"]])
 print(f"probe {probe_f} ns: computation {sorted(comp.items())} ns, recorded gaps {sorted(raw.items())} ns")
 PY
   fail "computation units are not the gaps less probe_gap_ns"
