@@ -139,7 +139,8 @@ typedef struct simmpi_source {
 
 /* A source reading the ranks of an open trace (readers opened on first use).
  * threads > 1: threads - 1 workers decode ahead of the simulation (which
- * takes the events in the same order: the prediction does not change). */
+ * takes the events in the same order: the prediction does not change, and
+ * decodes a chunk itself when no worker has started it). */
 int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_err *err);
 /* Counts the trace's events in a background thread at the lowest priority
  * (a second decoding pass), so that progress reports can say how far along

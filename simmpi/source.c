@@ -8,6 +8,13 @@
  * call); while the simulation consumes one, a worker fills the other.  The
  * simulation takes events in exactly the order it would without workers, so
  * threads change how fast the prediction comes, never what it is.
+ *
+ * The simulation can outrun the workers (HPCC's polls simulate faster than
+ * they decode): a chunk it needs that no worker has started, it decodes
+ * itself, as it would without workers, rather than sleep until one does.
+ * Sleeping and waking cost system calls, so each side wakes the other only
+ * when it sleeps.  Chunks hold fewer events the more ranks there are, so
+ * that what is decoded ahead stays within about CHUNK_BUDGET bytes.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,11 +26,14 @@
 
 #include "internal.h"
 
-#define CHUNK 512 /* events decoded at a time for one rank */
+#define CHUNK_MAX 4096           /* events decoded at a time for one rank */
+#define CHUNK_MIN 16
+#define CHUNK_FIRST 64           /* a rank's first chunk: the simulation waits for it */
+#define CHUNK_BUDGET (64u << 20) /* bytes of events decoded ahead, over every rank */
 
 typedef struct chunk {
     ph_event *ev;
-    uint32_t n, pos;
+    uint32_t n, pos, room; /* events, the next one to read, ev's length */
     int end, err;        /* the stream ends after these events / failed */
     ph_err errmsg;
     uint8_t *arena;      /* the events' arrays */
@@ -47,6 +57,7 @@ typedef struct rank_buf {
     uint8_t queued; /* in the workers' queue (lock) */
     uint8_t eos;    /* a worker decoded the end of the stream, or failed (lock) */
     uint8_t ended;  /* the simulation consumed the end of the stream (simulation only) */
+    uint8_t fills;  /* chunks claimed so far, up to 16 (lock) */
 } rank_buf;
 
 typedef struct trace_src {
@@ -61,6 +72,9 @@ typedef struct trace_src {
     pthread_mutex_t mu;
     pthread_cond_t work, data;
     uint32_t *todo, qhead, qlen; /* ranks with a free chunk to fill, FIFO */
+    uint32_t chunk;              /* events a chunk holds */
+    uint32_t idle;               /* workers asleep on work (lock) */
+    int waiting;                 /* the simulation sleeps on data (lock) */
     int stop;
     /* counting the events for progress reports */
     pthread_t counter;
@@ -155,18 +169,24 @@ static int chunk_keep(chunk *c, const ph_event *e)
     return 0;
 }
 
-/* Decodes up to CHUNK events of rank into c (in a worker, rank claimed). */
-static void chunk_fill(trace_src *ts, uint32_t rank, chunk *c)
+/* Decodes the next `want` events of rank into c (rank claimed: its other
+ * chunk is not FILLING). */
+static void chunk_fill(trace_src *ts, uint32_t rank, chunk *c, uint32_t want)
 {
     c->n = c->pos = 0;
     c->used = 0;
     c->end = c->err = 0;
-    if (!c->ev && !(c->ev = malloc(CHUNK * sizeof *c->ev))) {
-        c->err = 1;
-        ph_err_set(&c->errmsg, "%s: out of memory", ph_trace_dir(ts->t));
-        return;
+    if (want > c->room) {
+        ph_event *ev = realloc(c->ev, want * sizeof *c->ev);
+        if (!ev) {
+            c->err = 1;
+            ph_err_set(&c->errmsg, "%s: out of memory", ph_trace_dir(ts->t));
+            return;
+        }
+        c->ev = ev;
+        c->room = want;
     }
-    while (c->n < CHUNK) {
+    while (c->n < want) {
         ph_event e;
         int rc = read_event(ts, rank, &e, &c->errmsg);
         if (rc <= 0) {
@@ -194,7 +214,26 @@ static void want_fill(trace_src *ts, uint32_t rank)
         return;
     b->queued = 1;
     ts->todo[(ts->qhead + ts->qlen++) % ts->n] = rank;
-    pthread_cond_signal(&ts->work);
+    if (ts->idle)
+        pthread_cond_signal(&ts->work);
+}
+
+/* Fill rank's chunk `slot`, FREE and next in stream order, claimed under
+ * the lock (held on entry and on return); then publish it. */
+static void fill_slot(trace_src *ts, uint32_t rank, int slot)
+{
+    rank_buf *b = &ts->b[rank];
+    b->state[slot] = SLOT_FILLING;
+    /* CHUNK_FIRST events, then twice as many each time up to ts->chunk: the
+     * simulation starts a rank soon, and later hands chunks over seldom */
+    uint32_t want = (uint32_t)CHUNK_FIRST << b->fills;
+    b->fills += b->fills < 16;
+    pthread_mutex_unlock(&ts->mu);
+    chunk_fill(ts, rank, &b->c[slot], want < ts->chunk ? want : ts->chunk);
+    pthread_mutex_lock(&ts->mu);
+    b->eos = (uint8_t)(b->c[slot].end || b->c[slot].err);
+    atomic_store_explicit(&b->state[slot], SLOT_READY, memory_order_release);
+    want_fill(ts, rank); /* one more chunk ahead, if there is room */
 }
 
 static void *worker(void *arg)
@@ -202,8 +241,11 @@ static void *worker(void *arg)
     trace_src *ts = arg;
     pthread_mutex_lock(&ts->mu);
     for (;;) {
-        while (!ts->stop && !ts->qlen)
+        while (!ts->stop && !ts->qlen) {
+            ts->idle++;
             pthread_cond_wait(&ts->work, &ts->mu);
+            ts->idle--;
+        }
         if (ts->stop)
             break;
         uint32_t rank = ts->todo[ts->qhead];
@@ -211,17 +253,18 @@ static void *worker(void *arg)
         ts->qlen--;
         rank_buf *b = &ts->b[rank];
         b->queued = 0;
+        /* The simulation may have taken the chunk meanwhile (it is FILLING
+         * or READY now), and queues the rank again when it is done. */
+        if (b->eos || b->state[0] == SLOT_FILLING || b->state[1] == SLOT_FILLING)
+            continue;
         /* The next chunk in stream order: the one the simulation waits for
          * if it is free, else the other (cur is READY, being read). */
         int slot = b->state[b->cur] == SLOT_FREE ? b->cur : !b->cur;
-        b->state[slot] = SLOT_FILLING;
-        pthread_mutex_unlock(&ts->mu);
-        chunk_fill(ts, rank, &b->c[slot]);
-        pthread_mutex_lock(&ts->mu);
-        b->eos = (uint8_t)(b->c[slot].end || b->c[slot].err);
-        atomic_store_explicit(&b->state[slot], SLOT_READY, memory_order_release);
-        want_fill(ts, rank); /* one more chunk ahead, if there is room */
-        pthread_cond_broadcast(&ts->data);
+        if (b->state[slot] != SLOT_FREE)
+            continue;
+        fill_slot(ts, rank, slot);
+        if (ts->waiting)
+            pthread_cond_broadcast(&ts->data);
     }
     pthread_mutex_unlock(&ts->mu);
     return NULL;
@@ -245,6 +288,12 @@ static int threaded_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
         if (atomic_load_explicit(&b->state[b->cur], memory_order_acquire) == SLOT_READY) {
             if (c->pos < c->n) {
                 *ev = c->ev[c->pos++];
+                /* The rank's next event, decoded on another core: in this
+                 * core's cache by the time the rank asks (a round of the
+                 * other ranks' events later, as a rule). */
+                const char *nx = (const char *)&c->ev[c->pos];
+                for (size_t off = 0; c->pos < c->n && off < sizeof *c->ev; off += 64)
+                    __builtin_prefetch(nx + off);
                 return 1;
             }
             if (c->err) { /* stays READY: every later call fails the same way */
@@ -261,9 +310,16 @@ static int threaded_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
         }
         if (b->ended)
             return 0;
-        pthread_mutex_lock(&ts->mu); /* FREE or FILLING: a worker is on it, or soon */
-        while (b->state[b->cur] != SLOT_READY)
+        pthread_mutex_lock(&ts->mu);
+        while (b->state[b->cur] != SLOT_READY) {
+            if (b->state[b->cur] == SLOT_FREE && b->state[!b->cur] != SLOT_FILLING) {
+                fill_slot(ts, rank, b->cur); /* no worker has started it: decode it here */
+                break;
+            }
+            ts->waiting = 1; /* a worker is on it */
             pthread_cond_wait(&ts->data, &ts->mu);
+            ts->waiting = 0;
+        }
         pthread_mutex_unlock(&ts->mu);
     }
 }
@@ -277,6 +333,9 @@ static int start_workers(trace_src *ts, uint32_t nthreads, ph_err *err)
         ph_err_set(err, "%s: out of memory", ph_trace_dir(ts->t));
         return -1;
     }
+    /* n ranks, two chunks each, ph_event and about as much again in arrays */
+    uint64_t fit = CHUNK_BUDGET / ((uint64_t)ts->n * 4 * sizeof(ph_event));
+    ts->chunk = fit > CHUNK_MAX ? CHUNK_MAX : fit < CHUNK_MIN ? CHUNK_MIN : (uint32_t)fit;
     pthread_mutex_init(&ts->mu, NULL);
     pthread_cond_init(&ts->work, NULL);
     pthread_cond_init(&ts->data, NULL);
