@@ -71,7 +71,7 @@ for pr in meta['replay']['replays'][-1]['per_rank']:
     rec_units = [max(0, rec[i]['t_entry'] - rec[i - 1]['t_exit'] - rec_probe) for i in range(1, len(rec))]
     if pr['recorded_computation_ns'] != sum(rec_units):
         sys.exit(f"rank {rank}: recorded computation {pr['recorded_computation_ns']}, want {sum(rec_units)}")
-    polls = sorted(want[2:-2])  # between MPI_Init, the Comm_rank-free loop and the Allreduce
+    polls = sorted(want[2:-2])  # the gaps between two Tests (not after Init, nor before Allreduce, Finalize)
     if not polls[len(polls) // 2] < probe / 2:
         sys.exit(f'rank {rank}: median unit {polls[len(polls) // 2]} ns, probe {probe} ns')
     print(f'rank {rank} --units {name}: probe {probe} ns, median unit {polls[len(polls) // 2]} ns')
