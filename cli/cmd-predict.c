@@ -741,6 +741,12 @@ static int load_replay(const popts *o, ph_trace *t, const uint32_t *rep_of, repl
         free(missing);
         return CLI_ERR;
     }
+    char *raw = rep_vectors_raw(rc->v);
+    if (raw) { /* still usable: only call-dense programs are off by much */
+        cli_warn("predict", "--comp %s: ranks %s were replayed by an older phantom, whose units hold about 30 ns "
+                 "a call of the replayer's own work; replay them again", o->comp, raw);
+        free(raw);
+    }
     so->comp = (simmpi_comp_source){replay_unit, rc, o->comp};
     return CLI_OK;
 }

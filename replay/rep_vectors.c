@@ -14,6 +14,7 @@ typedef struct rvec {
     int64_t recorded; /* the rank's events in the recording replayed; -1 if not said */
     double ratio;  /* replayed / recorded computation of the part replayed */
     double *pos_ratio; /* a partial replay: per position in the loop, replayed / host */
+    int raw; /* its units still hold the replayer's own part (a replay made before it was taken off) */
 } rvec;
 
 struct rep_vectors {
@@ -105,6 +106,7 @@ static void read_meta(const json_t *pr, rvec *v)
     double comp = (double)json_integer_value(json_object_get(pr, "computation_ns"));
     double rec = (double)json_integer_value(json_object_get(pr, "recorded_computation_ns"));
     v->ratio = rec > 0 && comp > 0 ? comp / rec : 1.0;
+    v->raw = !json_object_get(pr, "replayer_gap_ns");
     json_t *re = json_object_get(pr, "recorded_events");
     v->recorded = json_is_integer(re) ? json_integer_value(re) : -1;
     json_t *loop = json_object_get(pr, "loop");
@@ -176,6 +178,24 @@ void rep_vectors_close(rep_vectors *v)
 int rep_vectors_has(const rep_vectors *v, uint32_t rank)
 {
     return rank < v->nranks && v->r[rank].gap;
+}
+
+char *rep_vectors_raw(const rep_vectors *v)
+{
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    int any = 0;
+    for (uint32_t r = 0; f && r < v->nranks; r++)
+        if (v->r[r].gap && v->r[r].raw)
+            fprintf(f, any++ ? ",%u" : "%u", r);
+    if (f)
+        fclose(f);
+    if (!any) {
+        free(s);
+        return NULL;
+    }
+    return s;
 }
 
 int64_t rep_vectors_recorded(const rep_vectors *v, uint32_t rank)

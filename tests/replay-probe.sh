@@ -9,7 +9,8 @@
 # unit of the result must be that, to the ns, in wall-clock units and in
 # CPU units (--units cpu).  And the units left must be the program's: their
 # median below half the probe (a replay that took nothing off has the
-# probe's own median there).
+# probe's own median there).  Results made before have no probe, and
+# predict says so.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/replay-lib.sh"
 prog=$(cd "$WORK" && build_prog polls.c)
@@ -77,3 +78,23 @@ for pr in meta['replay']['replays'][-1]['per_rank']:
     print(f'rank {rank} --units {name}: probe {probe} ns, median unit {polls[len(polls) // 2]} ns')
 PY
 done
+
+# A result made before the replayer took its part off (no replayer_gap_ns)
+# still predicts, with one warning line naming its ranks; a fresh one has none.
+P="$top_srcdir/platforms/shm-2core-local.conf"
+"$PHANTOM" predict "$WORK/polls.trace" --platform "$P" --comp wall > /dev/null 2> "$WORK/err" ||
+  fail "predict --comp wall: $(cat "$WORK/err")"
+[ ! -s "$WORK/err" ] || fail "predict --comp of a fresh replay says: $(cat "$WORK/err")"
+cp -r "$WORK/polls.trace/replay/wall" "$WORK/polls.trace/replay/old"
+python3 - "$WORK/polls.trace/replay/old/meta.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+for pr in m['replay']['replays'][-1]['per_rank']:
+    del pr['replayer_gap_ns']
+json.dump(m, open(sys.argv[1], 'w'))
+PY
+"$PHANTOM" predict "$WORK/polls.trace" --platform "$P" --comp old > /dev/null 2> "$WORK/err" ||
+  fail "predict --comp of an older replay: $(cat "$WORK/err")"
+[ "$(wc -l < "$WORK/err")" = 1 ] &&
+  grep -q "^phantom predict: warning: --comp old: ranks 0,1 were replayed by an older phantom, whose units hold about 30 ns a call of the replayer's own work; replay them again$" "$WORK/err" ||
+  fail "no warning for an older replay: $(cat "$WORK/err")"
