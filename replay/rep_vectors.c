@@ -180,35 +180,12 @@ int rep_vectors_has(const rep_vectors *v, uint32_t rank)
     return rank < v->nranks && v->r[rank].gap;
 }
 
-char *rep_vectors_raw(const rep_vectors *v)
-{
-    char *s = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&s, &len);
-    int any = 0;
-    for (uint32_t r = 0; f && r < v->nranks; r++)
-        if (v->r[r].gap && v->r[r].raw)
-            fprintf(f, any++ ? ",%u" : "%u", r);
-    if (f)
-        fclose(f);
-    if (!any) {
-        free(s);
-        return NULL;
-    }
-    return s;
-}
+/* Whether rank r belongs in a list (rank_list). */
+typedef int rank_pred(const rep_vectors *v, uint32_t r, const uint32_t *rep_of);
 
-int64_t rep_vectors_recorded(const rep_vectors *v, uint32_t rank)
-{
-    return rep_vectors_has(v, rank) ? v->r[rank].recorded : -1;
-}
-
-uint32_t rep_vectors_source(const rep_vectors *v, uint32_t rank, const uint32_t *rep_of)
-{
-    return rep_vectors_has(v, rank) || !rep_of ? rank : rep_of[rank];
-}
-
-char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t *rep_of)
+/* "3-5,9": the ranks below nranks for which in() holds (malloc'd; NULL when
+ * there are none). */
+static char *rank_list(const rep_vectors *v, uint32_t nranks, rank_pred *in, const uint32_t *rep_of)
 {
     char *s = NULL;
     size_t len = 0;
@@ -216,7 +193,7 @@ char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t 
     int any = 0;
     for (uint32_t r = 0; f && r < nranks;) {
         uint32_t e = r;
-        while (e < nranks && !rep_vectors_has(v, rep_vectors_source(v, e, rep_of)))
+        while (e < nranks && in(v, e, rep_of))
             e++;
         if (e > r) {
             fprintf(f, e - r == 1 ? "%s%u" : "%s%u-%u", any ? "," : "", r, e - 1);
@@ -233,6 +210,37 @@ char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t 
         return NULL;
     }
     return s;
+}
+
+static int holds_replayer_part(const rep_vectors *v, uint32_t r, const uint32_t *rep_of)
+{
+    (void)rep_of;
+    return v->r[r].gap && v->r[r].raw;
+}
+
+char *rep_vectors_raw(const rep_vectors *v)
+{
+    return rank_list(v, v->nranks, holds_replayer_part, NULL);
+}
+
+int64_t rep_vectors_recorded(const rep_vectors *v, uint32_t rank)
+{
+    return rep_vectors_has(v, rank) ? v->r[rank].recorded : -1;
+}
+
+uint32_t rep_vectors_source(const rep_vectors *v, uint32_t rank, const uint32_t *rep_of)
+{
+    return rep_vectors_has(v, rank) || !rep_of ? rank : rep_of[rank];
+}
+
+static int without_vector(const rep_vectors *v, uint32_t r, const uint32_t *rep_of)
+{
+    return !rep_vectors_has(v, rep_vectors_source(v, r, rep_of));
+}
+
+char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t *rep_of)
+{
+    return rank_list(v, nranks, without_vector, rep_of);
 }
 
 /* host_ns times a ratio, saturated: llround of a product past 2^63 (a

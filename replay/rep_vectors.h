@@ -26,7 +26,7 @@ typedef struct rep_vectors rep_vectors;
 rep_vectors *rep_vectors_open(ph_trace *trace, const char *name, ph_err *err);
 void rep_vectors_close(rep_vectors *v);
 int rep_vectors_has(const rep_vectors *v, uint32_t rank);
-/* "0,3": the replayed ranks whose units still hold the replayer's own part
+/* "0-1,3": the replayed ranks whose units still hold the replayer's own part
  * of each gap (replays made before 2026-11-26: no replayer_gap_ns in
  * meta.json); malloc'd, NULL when there are none. */
 char *rep_vectors_raw(const rep_vectors *v);

@@ -96,5 +96,5 @@ PY
 "$PHANTOM" predict "$WORK/polls.trace" --platform "$P" --comp old > /dev/null 2> "$WORK/err" ||
   fail "predict --comp of an older replay: $(cat "$WORK/err")"
 [ "$(wc -l < "$WORK/err")" = 1 ] &&
-  grep -q "^phantom predict: warning: --comp old: ranks 0,1 were replayed by an older phantom, whose units hold about 30 ns a call of the replayer's own work; replay them again$" "$WORK/err" ||
+  grep -q "^phantom predict: warning: --comp old: ranks 0-1 were replayed by an older phantom, whose units hold about 30 ns a call of the replayer's own work; replay them again$" "$WORK/err" ||
   fail "no warning for an older replay: $(cat "$WORK/err")"
