@@ -154,8 +154,8 @@ fake_replay() {
   python3 - "$WORK/rp/replay/$name/meta.json" <<'PY' || fail "$name: meta.json"
 import json, sys
 m = json.load(open(sys.argv[1]))
-m['replay'] = {'replays': [{'per_rank': [{'rank': r, 'computation_ns': c, 'recorded_computation_ns': c}
-                                         for r, c in ((0, 50000), (1, 20000))]}]}
+m['replay'] = {'replays': [{'per_rank': [{'rank': r, 'computation_ns': c, 'recorded_computation_ns': c,
+                                          'replayer_gap_ns': 0} for r, c in ((0, 50000), (1, 20000))]}]}
 json.dump(m, open(sys.argv[1], 'w'))
 PY
 }
