@@ -315,12 +315,12 @@ void rep_out_event(uint64_t t_entry, uint64_t t_exit)
  * recorder's (30 ns when the entries went through stdio and its lock): a
  * program that polls every few ns (HPCC's RandomAccess, about 2.4 million
  * MPI_Test and MPI_Testany a rank) would measure that much computation per
- * call on any node.  Its calls,
- * MPI_Test on MPI_REQUEST_NULL back to back, take the same path as the
- * program's (rep.probing: MPI answers them, nothing is checked); their
- * entries precede MPI_Init's in the file, so that `phantom replay` can
- * turn their gaps into the same units as the program's (on a throttled
- * node, CPU time over the share) and take their mean off each unit. */
+ * call on any node.  Its calls, MPI_Test on MPI_REQUEST_NULL back to back,
+ * take the same path as the program's (rep.probing: MPI answers them,
+ * nothing is checked); their entries precede MPI_Init's in the file, so
+ * that `phantom replay` can turn their gaps into the same units as the
+ * program's (on a throttled node, CPU time over the share) and take their
+ * mean off each unit. */
 void rep_out_probe(void)
 {
     MPI_Request none = MPI_REQUEST_NULL;
