@@ -1492,7 +1492,7 @@ static void report(const exporter *x, const char *xml, const char *hosts, uint32
 static int setup(exporter *x, const eopts *o)
 {
     ph_err err;
-    simmpi_platform_default(&x->pf);
+    simmpi_platform_default(&x->pf); /* without --platform too */
     if (o->platform && simmpi_platform_load(o->platform, &x->pf, &err) < 0)
         return cli_error("export", "%s", err.msg);
     x->ppn = o->ppn ? o->ppn : x->pf.cores_per_node ? x->pf.cores_per_node : 1;

@@ -318,6 +318,10 @@ static void inherit(simmpi_platform *p, const unsigned seen[3])
 
 int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
 {
+    /* here, not in every caller: phantom run and report once passed a
+     * stack struct as it was, and a key the file leaves out (noise_rate)
+     * came out as whatever the stack held */
+    simmpi_platform_default(p);
     FILE *f = fopen(path, "r");
     if (!f) {
         ph_err_set(err, "%s: cannot open: %s", path, strerror(errno));

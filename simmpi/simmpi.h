@@ -87,7 +87,8 @@ typedef struct simmpi_platform {
 
 /* Defaults (a nominal 10 Gbit/s, 1 us network; see doc/platform-format.md). */
 void simmpi_platform_default(simmpi_platform *p);
-/* Reads a platform file over the defaults; -1 with "FILE:LINE: why" in err. */
+/* Reads a platform file into p: the defaults, then the file's keys; -1
+ * with "FILE:LINE: why" in err. */
 int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err);
 /* The what-if knobs: multiply every network cost (o_s, o_r, L, o', G) by f. */
 void simmpi_platform_scale_net(simmpi_platform *p, double f);
