@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,13 +18,54 @@
 
 #include "ph_trace.h"
 
+/* ---- decompression contexts --------------------------------------------
+ *
+ * Making a ZSTD_DCtx costs about 10 us on a virtual machine (zstd asks the
+ * CPU about BMI2 with cpuid, which traps to the hypervisor), and a
+ * prediction opens a reader for every rank.  A reader borrows one only
+ * while it decompresses a block, from a pool shared by all readers, which
+ * may run on several threads (hence the lock); it keeps up to
+ * DCTX_POOL of them until the process exits. */
+
+#define DCTX_POOL 16
+
+static pthread_mutex_t dctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static ZSTD_DCtx *dctx_pool[DCTX_POOL];
+static unsigned dctx_npool;
+
+static ZSTD_DCtx *dctx_take(void)
+{
+    ZSTD_DCtx *d = NULL;
+    pthread_mutex_lock(&dctx_lock);
+    if (dctx_npool)
+        d = dctx_pool[--dctx_npool];
+    pthread_mutex_unlock(&dctx_lock);
+    return d ? d : ZSTD_createDCtx();
+}
+
+static void dctx_give(ZSTD_DCtx *d)
+{
+    pthread_mutex_lock(&dctx_lock);
+    if (dctx_npool < DCTX_POOL) {
+        dctx_pool[dctx_npool++] = d;
+        d = NULL;
+    }
+    pthread_mutex_unlock(&dctx_lock);
+    ZSTD_freeDCtx(d);
+}
+
+__attribute__((destructor)) static void dctx_pool_free(void)
+{
+    while (dctx_npool)
+        ZSTD_freeDCtx(dctx_pool[--dctx_npool]);
+}
+
 /* ---- frames ------------------------------------------------------------- */
 
 typedef struct frames {
     char path[4096];
     const uint8_t *map;
     size_t size, off; /* off: next frame's file offset */
-    ZSTD_DCtx *dctx;
     uint8_t *blk;
     size_t blkcap, blklen;
     size_t frame_off; /* file offset of the current block's frame */
@@ -62,15 +104,13 @@ static int frames_open(frames *f, const char *path, const char *magic, ph_err *e
     if (ph_header_decode(f->map, magic, &f->hdr, path, err) < 0)
         return -1;
     f->off = PH_HEADER_SIZE;
-    f->dctx = ZSTD_createDCtx();
-    return f->dctx ? 0 : -1;
+    return 0;
 }
 
 static void frames_close(frames *f)
 {
     if (f->map)
         munmap((void *)f->map, f->size);
-    ZSTD_freeDCtx(f->dctx);
     free(f->blk);
     memset(f, 0, sizeof *f);
 }
@@ -104,7 +144,13 @@ static int frames_next(frames *f, ph_err *err)
         f->blk = b;
         f->blkcap = rsize;
     }
-    size_t n = ZSTD_decompressDCtx(f->dctx, f->blk, f->blkcap, src, csize);
+    ZSTD_DCtx *dctx = dctx_take();
+    if (!dctx) {
+        ph_err_set(err, "%s: out of memory", f->path);
+        return -1;
+    }
+    size_t n = ZSTD_decompressDCtx(dctx, f->blk, f->blkcap, src, csize);
+    dctx_give(dctx);
     if (ZSTD_isError(n) || n != rsize) {
         ph_err_set(err, "%s: offset %zu: corrupt frame (%s)", f->path, f->off,
                    ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch");
