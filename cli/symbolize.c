@@ -12,16 +12,59 @@
  *
  * One Dwfl per module (reported offline, so nothing runs and nothing needs
  * the process), cached by path for the whole run.
+ *
+ * libdw is loaded when a symbolizer is first made, not linked: only
+ * `phantom finish` symbolizes, and loading libdw with libelf, libz, liblzma
+ * and libbz2 at start-up cost every run of every verb about 0.3 ms.
  */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "phantom.h"
+
+#define DW_FUNCTIONS(X)                                                                            \
+    X(dwfl_begin) X(dwfl_end) X(dwfl_report_begin) X(dwfl_report_offline) X(dwfl_report_end)       \
+    X(dwfl_module_getelf) X(dwfl_module_addrdie) X(dwfl_module_addrname) X(dwfl_module_getsrc)    \
+    X(dwfl_lineinfo) X(dwfl_standard_find_debuginfo) X(dwfl_offline_section_address)               \
+    X(dwarf_getscopes) X(dwarf_tag) X(dwarf_formstring) X(dwarf_attr_integrate)                    \
+    X(elf_getphdrnum) X(gelf_getphdr)
+
+static struct {
+#define X(f) __typeof__(f) *f;
+    DW_FUNCTIONS(X)
+#undef X
+} dw;
+static int dw_loaded;
+static pthread_once_t dw_once = PTHREAD_ONCE_INIT;
+static char *debuginfo_path; /* NULL: the standard places (.debug, /usr/lib/debug) */
+static Dwfl_Callbacks offline_callbacks;
+
+/* libelf's functions come with libdw (a dependency it loads). */
+static void dw_load(void)
+{
+    void *h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+    const char *missing = NULL;
+#define X(f) if (h && !missing && !(*(void **)&dw.f = dlsym(h, #f))) missing = #f;
+    DW_FUNCTIONS(X)
+#undef X
+    if (!h || missing) {
+        fprintf(stderr, "phantom: cannot use libdw.so.1 (%s): call sites keep module and offset only\n",
+                h ? missing : dlerror());
+        return;
+    }
+    offline_callbacks = (Dwfl_Callbacks){.find_debuginfo = dw.dwfl_standard_find_debuginfo,
+                                         .section_address = dw.dwfl_offline_section_address,
+                                         .debuginfo_path = &debuginfo_path};
+    dw_loaded = 1;
+}
 
 typedef struct modinfo {
     char *path;
@@ -35,14 +78,11 @@ struct symbolizer {
     size_t n;
 };
 
-static char *debuginfo_path; /* NULL: the standard places (.debug, /usr/lib/debug) */
-static const Dwfl_Callbacks offline_callbacks = {
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &debuginfo_path,
-};
-
-symbolizer *sym_new(void) { return calloc(1, sizeof(symbolizer)); }
+symbolizer *sym_new(void)
+{
+    pthread_once(&dw_once, dw_load);
+    return calloc(1, sizeof(symbolizer));
+}
 
 void sym_free(symbolizer *s)
 {
@@ -51,7 +91,7 @@ void sym_free(symbolizer *s)
     for (size_t i = 0; i < s->n; i++) {
         free(s->mods[i].path);
         if (s->mods[i].dwfl)
-            dwfl_end(s->mods[i].dwfl);
+            dw.dwfl_end(s->mods[i].dwfl);
     }
     free(s->mods);
     free(s);
@@ -94,11 +134,11 @@ static GElf_Addr load_start(Elf *elf)
     size_t n;
     GElf_Addr lo = 0;
     int found = 0;
-    if (!elf || elf_getphdrnum(elf, &n) != 0)
+    if (!elf || dw.elf_getphdrnum(elf, &n) != 0)
         return 0;
     for (size_t i = 0; i < n; i++) {
         GElf_Phdr ph;
-        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (!found || ph.p_vaddr < lo)) {
+        if (dw.gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (!found || ph.p_vaddr < lo)) {
             lo = ph.p_vaddr;
             found = 1;
         }
@@ -121,15 +161,15 @@ static modinfo *open_module(symbolizer *s, const char *path)
     if (!(m->path = strdup(path)))
         return NULL;
     s->n++;
-    if (access(path, R_OK) != 0 || !(m->dwfl = dwfl_begin(&offline_callbacks)))
+    if (!dw_loaded || access(path, R_OK) != 0 || !(m->dwfl = dw.dwfl_begin(&offline_callbacks)))
         return m;
-    dwfl_report_begin(m->dwfl);
-    m->mod = dwfl_report_offline(m->dwfl, base_name(path), path, -1);
-    dwfl_report_end(m->dwfl, NULL, NULL);
+    dw.dwfl_report_begin(m->dwfl);
+    m->mod = dw.dwfl_report_offline(m->dwfl, base_name(path), path, -1);
+    dw.dwfl_report_end(m->dwfl, NULL, NULL);
     GElf_Addr bias = 0;
-    Elf *elf = m->mod ? dwfl_module_getelf(m->mod, &bias) : NULL;
+    Elf *elf = m->mod ? dw.dwfl_module_getelf(m->mod, &bias) : NULL;
     if (!elf) {
-        dwfl_end(m->dwfl);
+        dw.dwfl_end(m->dwfl);
         m->dwfl = NULL;
         m->mod = NULL;
         return m;
@@ -143,17 +183,17 @@ static modinfo *open_module(symbolizer *s, const char *path)
 static const char *scope_name(Dwfl_Module *mod, GElf_Addr addr)
 {
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+    Dwarf_Die *cu = dw.dwfl_module_addrdie(mod, addr, &bias);
     Dwarf_Die *scopes = NULL;
     const char *name = NULL;
-    int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+    int n = cu ? dw.dwarf_getscopes(cu, addr - bias, &scopes) : 0;
     for (int i = 0; i < n && !name; i++) {
-        int tag = dwarf_tag(&scopes[i]);
+        int tag = dw.dwarf_tag(&scopes[i]);
         if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
             Dwarf_Attribute a;
-            name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &a));
+            name = dw.dwarf_formstring(dw.dwarf_attr_integrate(&scopes[i], DW_AT_name, &a));
             if (!name)
-                name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &a));
+                name = dw.dwarf_formstring(dw.dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &a));
         }
     }
     free(scopes);
@@ -173,12 +213,12 @@ void sym_resolve(symbolizer *s, const ph_site_info *site, int frame, char **func
     GElf_Addr addr = m->base + site->offsets[frame];
     const char *name = scope_name(m->mod, addr);
     if (!name)
-        name = dwfl_module_addrname(m->mod, addr);
+        name = dw.dwfl_module_addrname(m->mod, addr);
     if (name)
         *function = strdup(name);
-    Dwfl_Line *l = dwfl_module_getsrc(m->mod, addr);
+    Dwfl_Line *l = dw.dwfl_module_getsrc(m->mod, addr);
     int lineno = 0;
-    const char *src = l ? dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    const char *src = l ? dw.dwfl_lineinfo(l, NULL, &lineno, NULL, NULL, NULL) : NULL;
     if (src) {
         *file = strdup(src);
         *line = lineno;
