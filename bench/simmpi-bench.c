@@ -192,17 +192,19 @@ static double bare_heap(uint32_t nranks, uint64_t events)
     evheap hp = {0};
     uint64_t x = 88172645463325252ull, sink = 0;
     for (uint32_t r = 0; r < nranks; r++)
-        if (evheap_push(&hp, (x = x * 6364136223846793005ull + 1) >> 44, (uint64_t)r << 40) < 0)
+        if (evheap_push(&hp, (x = x * 6364136223846793005ull + 1) >> 44, (uint64_t)r << 40, r) < 0)
             return 0;
     double t0 = now();
     for (uint64_t i = 0; i < events; i++) {
-        hev e = evheap_pop(&hp);
+        uint32_t ref;
+        hev e = evheap_pop(&hp, &ref);
         sink += e.t;
         x = x * 6364136223846793005ull + 1;
-        evheap_push(&hp, e.t + 100000 + (x >> 44) % 1600000, e.key); /* cannot grow: n <= nranks */
+        evheap_push(&hp, e.t + 100000 + (x >> 44) % 1600000, e.key, ref); /* cannot grow: n <= nranks */
     }
     double secs = now() - t0;
     free(hp.mem);
+    free(hp.ref);
     return sink && secs > 0 ? (double)events / secs : 0;
 }
 

@@ -62,6 +62,9 @@ static const char usage[] =
     "  --json              one JSON document instead of tables\n"
     "  --no-progress       no progress bar (shown on a terminal's stderr when the\n"
     "                      simulation takes more than a second)\n"
+    "  --strict-order      handle every event in (time, rank) order, no rank\n"
+    "                      running ahead of deliveries: slower, the same\n"
+    "                      prediction (for checking just that)\n"
     "  -h, --help          show this help\n"
     "\n"
     "Exit status: 0, or 1 when the trace cannot be simulated (a deadlock\n"
@@ -71,7 +74,7 @@ typedef struct popts {
     const char *trace, *platform, *comp, *map, *groups;
     uint32_t ppn, threads, top;
     double comp_scale, net_scale;
-    int json, no_progress;
+    int json, no_progress, strict_order;
 } popts;
 
 /* ---- options ------------------------------------------------------------------------ */
@@ -104,7 +107,8 @@ static int parse_args(int argc, char **argv, popts *o)
         {"map", required_argument, NULL, 'm'},      {"what-if", required_argument, NULL, 'w'},
         {"threads", required_argument, NULL, 't'},  {"top", required_argument, NULL, 'T'},
         {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
-        {"no-progress", no_argument, NULL, 'P'},    {NULL, 0, NULL, 0}};
+        {"no-progress", no_argument, NULL, 'P'},    {"strict-order", no_argument, NULL, 'S'},
+        {NULL, 0, NULL, 0}};
     for (int c; (c = cli_getopt("predict", argc, argv, ":h", longopts)) != -1;) {
         switch (c) {
         case 'h': return cli_help(&cmd_predict) == CLI_OK ? -2 : CLI_ERR;
@@ -118,6 +122,7 @@ static int parse_args(int argc, char **argv, popts *o)
             break;
         case 'j': o->json = 1; break;
         case 'P': o->no_progress = 1; break;
+        case 'S': o->strict_order = 1; break;
         case 'n':
         case 't':
         case 'T': {
@@ -761,6 +766,7 @@ static int run(int argc, char **argv)
     ph_err err;
     simmpi_options_default(&so);
     so.comp_scale = o.comp_scale;
+    so.strict_order = o.strict_order;
     if (simmpi_platform_load(o.platform, &so.platform, &err) < 0)
         return cli_error("predict", "%s", err.msg);
     if (o.net_scale != 1.0)

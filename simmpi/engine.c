@@ -1,9 +1,10 @@
 /* engine.c - SIM-MPI's event engine: pools, heap, matching and the protocols.
  *
- * One loop pops events from a 4-ary heap in the total order (time, rank,
- * sequence) and lets ranks run their instructions (frontend.c) on virtual
- * clocks.  Point-to-point messages follow the eager and rendezvous protocols
- * of Zhai et al., Fig. 10; doc/simmpi.md derives every formula used here.
+ * One loop pops events from two 4-ary heaps (RESUMEs; message events) in
+ * one total order (time, rank, type, peer, send number) and lets ranks run
+ * their instructions (frontend.c) on virtual clocks.  Point-to-point
+ * messages follow the eager and rendezvous protocols of Zhai et al.,
+ * Fig. 10; doc/simmpi.md derives every formula used here.
  *
  * Matching does not depend on time: a receive carries the source and tag the
  * trace recorded as matched, so MPI's non-overtaking rule makes the k-th
@@ -76,10 +77,11 @@ static int grow(void **p, uint32_t *cap, size_t elem)
 /* A rank reuses its own released requests: the few a rank has in flight stay
  * on the same cache lines, instead of being scattered over the pool by a
  * global free list that hands each rank the lines other ranks just let go.
- * Which index a request gets is invisible to the simulation (only messages'
- * indices order the heap), so the prediction does not depend on it.  The
- * free lists are worked inline (internal.h: req_reuse, req_new,
- * req_release); this is the rarer way, a request never used before. */
+ * Which index a request or a message gets is invisible to the simulation
+ * (the heap's order is the model's: internal.h), so the prediction does not
+ * depend on it.  The free lists are worked inline (internal.h: req_reuse,
+ * req_new, req_release); this is the rarer way, a request never used
+ * before. */
 uint32_t req_grow(sim *s)
 {
     if (s->nrq == s->caprq && grow((void **)&s->rq, &s->caprq, sizeof *s->rq) < 0) {
@@ -112,16 +114,21 @@ static void msg_free(sim *s, uint32_t m)
     s->freems = m;
 }
 
-/* ---- the heap (internal.h): ordered by (time, rank, event type, message),
- * a total order that depends only on the simulation, so every run pops the
- * same sequence. ---------------------------------------------------------- */
+/* ---- the heap (internal.h): ordered by (time, rank, event type, peer,
+ * the sender's send number), a total order that depends only on the model,
+ * so every run pops the same sequence. -------------------------------------- */
 
 int evheap_grow(evheap *hp)
 {
     uint64_t nc = hp->cap ? hp->cap * 2 : 4096;
     hev *mem = aligned_alloc(64, (nc + 4) * sizeof *mem);
-    if (!mem)
+    uint32_t *ref = realloc(hp->ref, nc * sizeof *ref);
+    if (ref)
+        hp->ref = ref;
+    if (!mem || !ref) {
+        free(mem);
         return -1;
+    }
     if (hp->n)
         memcpy(mem + 3, hp->h, hp->n * sizeof *mem);
     free(hp->mem);
@@ -132,26 +139,80 @@ int evheap_grow(evheap *hp)
 }
 
 static uint32_t ev_rank(const hev *e) { return (uint32_t)(e->key >> 40); }
-static uint8_t ev_type(const hev *e) { return (uint8_t)(e->key >> 32 & 0xff); }
-static uint32_t ev_ref(const hev *e) { return (uint32_t)e->key; }
+static uint8_t ev_type(const hev *e) { return (uint8_t)(e->key >> 38 & 3); }
 
-/* Inline: about two pushes per simulated event, from five places; the
- * calls themselves cost about 15 instructions an event. */
-static inline void push(sim *s, simtime t, uint32_t rank, uint8_t type, uint32_t ref)
+/* Inline: about two pushes per simulated event, from four places; the
+ * calls themselves cost about 15 instructions an event.  RESUMEs go to
+ * rheap, the message events to mheap (their key: internal.h). */
+static inline __attribute__((always_inline)) void push(sim *s, simtime t, uint32_t rank, uint8_t type,
+                                                      uint32_t ref)
 {
-    if (evheap_push(&s->heap, t, (uint64_t)rank << 40 | (uint64_t)type << 32 | ref) < 0)
-        sim_fail(s, "out of memory (%llu pending events)", (unsigned long long)s->heap.n);
+    evheap *hp = &s->rheap;
+    uint64_t key = (uint64_t)rank << 40 | (uint64_t)type << 38;
+    if (type != EV_RESUME) {
+        rank_events *p = &s->rev[rank];
+        const msg *m = &s->ms[ref];
+        hp = &s->mheap;
+        s->nctl_q += type != EV_DELIVER;
+        p->n++;
+        if (t > p->last)
+            p->last = t;
+        key |= (uint64_t)(type == EV_CTS ? m->dst : m->src) << 14 | (m->seq & 0x3fff);
+    }
+    if ((type == EV_RESUME ? evheap_push_(hp, t, key, 0, 0) : evheap_push(hp, t, key, ref)) < 0)
+        sim_fail(s, "out of memory (%llu pending events)", (unsigned long long)(s->rheap.n + s->mheap.n));
+}
+
+/* The next event: the earlier of the two heaps' tops (keys hold the type,
+ * so they compare in the one total order), or NULL. */
+static inline const hev *heap_top(const sim *s)
+{
+    const hev *r = s->rheap.n ? s->rheap.h : NULL, *m = s->mheap.n ? s->mheap.h : NULL;
+    if (!r || !m)
+        return r ? r : m;
+    return hev_key(m) < hev_key(r) ? m : r;
+}
+
+/* Is key (t, rank) of a rank's RESUME before event e's? */
+static inline int runs_before(simtime t, uint32_t rank, const hev *e)
+{
+    return t < e->t || (t == e->t && rank < ev_rank(e));
+}
+
+/* Running ahead of deliveries.  When the message heap holds deliveries
+ * only (no RTS or CTS), none of them can make its rank act (inject a
+ * message, send an RTS or CTS, run a call) before its time plus the collect
+ * cost its receiver pays on waking: o_r, or o_iprobe while a probe is
+ * waited for.  So a rank with no event of its own there before now (none,
+ * or one at its latest time) may run a call at key (now, rank) below
+ * (top + that, top's rank), though the top is earlier: nothing before that
+ * key touches what the call does, and every NIC takes its messages in the
+ * same order.  Ties between one rank's events of one kind at one time go
+ * by peer and send number (internal.h), not by the order the simulation
+ * made the messages in, so the prediction is the strict order's to the
+ * bit (predict --strict-order; tests/simmpi-run-ahead.sh).  In lockstep (a
+ * collective's rounds) a woken rank goes on to its next round without a
+ * RESUME through the heap. */
+static __attribute__((noinline)) int may_run_ahead(const sim *s, uint32_t rank, const hev *top)
+{
+    if (s->nctl_q || !s->run_ahead)
+        return 0;
+    hev bound = *top;
+    bound.t += s->nprobe_wait ? s->la_probe : s->la_deliver;
+    simtime now = s->r[rank].now;
+    const rank_events *p = &s->rev[rank];
+    return runs_before(now, rank, &bound) && (p->n == 0 || (p->n == 1 && p->last >= now));
 }
 
 /* May rank r act at r->now without reordering: would its RESUME event be the
- * heap's minimum?  (A new event's sequence number exceeds every queued one.) */
-static int may_continue(const sim *s, uint32_t rank)
+ * earliest?  Or, if only deliveries are earlier, may it run ahead of them?
+ * An earlier RESUME always stops it: that rank acts at once. */
+static inline int may_continue(const sim *s, uint32_t rank)
 {
-    if (!s->heap.n)
-        return 1;
-    const hev *t = &s->heap.h[0];
     simtime now = s->r[rank].now;
-    return now < t->t || (now == t->t && rank < ev_rank(t));
+    if (s->rheap.n && !runs_before(now, rank, s->rheap.h))
+        return 0;
+    return !s->mheap.n || runs_before(now, rank, s->mheap.h) || may_run_ahead(s, rank, s->mheap.h);
 }
 
 /* Inline where a rank stops for an earlier event (rank_run), out of line
@@ -594,6 +655,7 @@ static void post_send(sim *s, uint32_t rank, const ins_p2p *p, uint32_t comm, in
     const simmpi_loggp *lp = lgp(s, m->chan);
     m->rndv = !(flags & F_BUFFERED) && ((flags & F_SYNC) || p->bytes > lp->eager_limit);
     m->t_send = r->now;
+    m->seq = s->rev[rank].sent++;
     req *q = &s->rq[p->req];
     q->state |= RS_POSTED;
     q->msg = mi;
@@ -639,6 +701,7 @@ static __attribute__((noinline)) void req_done_owned(sim *s, uint32_t qi, simtim
     req *q = &s->rq[qi];
     if (q->state & RS_WAITED) {
         srank *r = &s->r[q->rank];
+        s->nprobe_wait -= q->kind == RQ_PROBE;
         blocked_work(s, r, tmax(r->now, t), collect_cost(s, q), r->op, r->site);
         past_horizon(s, r, r->now); /* woken by a message: name the call that waited */
         q->state |= RS_CHARGED;
@@ -711,6 +774,7 @@ static int wait_reqs(sim *s, uint32_t rank, const uint32_t *reqs, uint32_t n)
         if (!(q->state & RS_DONE)) {
             q->state |= RS_WAITED;
             r->nwait++;
+            s->nprobe_wait += q->kind == RQ_PROBE;
             continue;
         }
         if (q->t_done > r->now) { /* finished by protocol work not yet on our clock */
@@ -1170,34 +1234,35 @@ static void resume_woken(sim *s)
  * message while this event runs.  A hint only: nothing depends on it. */
 static void prefetch_next(const sim *s)
 {
-    if (!s->heap.n)
+    const hev *nx = heap_top(s);
+    if (!nx)
         return;
-    const hev *nx = &s->heap.h[0];
     const char *r = (const char *)&s->r[ev_rank(nx)];
     __builtin_prefetch(r);
     __builtin_prefetch(r + 64);
     if (ev_type(nx) != EV_RESUME)
-        __builtin_prefetch(&s->ms[ev_ref(nx)]);
+        __builtin_prefetch(&s->ms[nx == s->rheap.h ? s->rheap.ref[0] : s->mheap.ref[0]]);
 }
 
 static void run_loop(sim *s)
 {
     for (uint32_t i = 0; i < s->n; i++)
         queue_rank(s, i);
-    while (s->heap.n && !s->failed) {
+    for (const hev *top; (top = heap_top(s)) && !s->failed;) {
         /* No horizon check here (one per event): an event's time is a
          * rank's clock, checked where it grows, plus a capped cost (L, a
          * NIC's gap, o'), so it stays far from wrapping; the clock it sets
          * is checked where it wakes a waiting rank, or at the rank's next
          * call or end. */
-        hev e = evheap_pop(&s->heap);
+        uint32_t ref = 0;
+        hev e = top == s->rheap.h ? evheap_pop_(&s->rheap, &ref, 0) : evheap_pop(&s->mheap, &ref);
         prefetch_next(s);
         s->res->heap_events++;
         switch (ev_type(&e)) {
         case EV_RESUME: rank_run(s, ev_rank(&e)); break;
-        case EV_DELIVER: deliver(s, ev_ref(&e), e.t); break;
-        case EV_RTS: ev_rts(s, ev_ref(&e), e.t); break;
-        case EV_CTS: ev_cts(s, ev_ref(&e), e.t); break;
+        case EV_DELIVER: s->rev[ev_rank(&e)].n--; deliver(s, ref, e.t); break;
+        case EV_RTS: s->nctl_q--; s->rev[ev_rank(&e)].n--; ev_rts(s, ref, e.t); break;
+        case EV_CTS: s->nctl_q--; s->rev[ev_rank(&e)].n--; ev_cts(s, ref, e.t); break;
         }
         if (s->nwoken)
             resume_woken(s);
@@ -1384,6 +1449,37 @@ void simmpi_options_default(simmpi_options *o)
     o->comp_scale = 1.0;
 }
 
+/* What may_run_ahead needs: the ranks' event counts, and the least collect
+ * cost after a delivery, o_r of the channels some pair of ranks uses. */
+static int run_ahead_setup(sim *s)
+{
+    uint32_t *on_node = calloc(s->res->nnodes + 1, sizeof *on_node);
+    if (!(s->rev = calloc(s->n + 1, sizeof *s->rev)) || !on_node) {
+        free(on_node);
+        return sim_fail(s, "out of memory (%u ranks)", s->n);
+    }
+    int intra = 0, inter = 0;
+    s->run_ahead = !s->o->strict_order;
+    for (uint32_t i = 0; i < s->n; i++) {
+        intra |= on_node[s->node_of[i]]++ > 0;
+        inter |= s->node_of[i] != s->node_of[0];
+    }
+    free(on_node);
+    simtime least = SIM_HORIZON;
+    if (inter && s->pf.inter.o_r < least)
+        least = s->pf.inter.o_r;
+    if (intra && s->pf.intra.o_r < least)
+        least = s->pf.intra.o_r;
+    s->la_deliver = least == SIM_HORIZON ? 0 : least;
+    s->la_probe = s->pf.o_iprobe < s->la_deliver ? s->pf.o_iprobe : s->la_deliver;
+    if (s->noise) { /* the CPU does work at (P - len) / P of it between pauses */
+        simtime P = s->pf.noise_period, on = P - s->pf.noise_pause;
+        s->la_deliver = (simtime)((unsigned __int128)s->la_deliver * on / P);
+        s->la_probe = (simtime)((unsigned __int128)s->la_probe * on / P);
+    }
+    return 0;
+}
+
 static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_err *err)
 {
     s->o = o;
@@ -1431,7 +1527,7 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     for (uint32_t i = 0; i < s->n; i++)
         if (s->node_of[i] + 1 > s->res->nnodes)
             s->res->nnodes = s->node_of[i] + 1;
-    return 0;
+    return run_ahead_setup(s);
 }
 
 static void collect_results(sim *s)
@@ -1471,8 +1567,12 @@ static void teardown(sim *s)
     free(s->rq);
     free(s->ms);
     free(s->mt.e);
-    free(s->heap.mem);
+    free(s->rheap.mem);
+    free(s->rheap.ref);
+    free(s->mheap.mem);
+    free(s->mheap.ref);
     free(s->credit);
+    free(s->rev);
     free(s->cr.send);
     free(s->cr.recv);
 }

@@ -123,6 +123,7 @@ typedef struct msg {
     uint32_t next;       /* match-queue link, free list */
     uint64_t bytes;
     uint8_t rndv, chan, state;
+    uint32_t seq;        /* the sender's send number (heap order, with src and dst) */
     simtime t_send;      /* sender's arrival at the call: the receiver's partner time */
     simtime t_env;       /* envelope at the receiver (data for eager, RTS for rendezvous) */
 } msg;
@@ -149,12 +150,21 @@ typedef struct mtable {
     uint64_t mask, used;
 } mtable;
 
-/* Heap events: 16 bytes.  key = rank << 40 | type << 32 | message index:
- * with the time, a total order that depends on nothing but the simulation.
- * key comes first so that, read as one little-endian 128-bit number, an
- * event is t << 64 | key: the order is one unsigned comparison, which the
- * compiler turns into flags and conditional moves, not a branch that the
- * CPU mispredicts half the time. */
+/* Heap events: 16 bytes, t and key = rank << 40 | type << 38 | peer << 14 |
+ * seq: a total order on what the model says, not on how the simulation got
+ * there.  rank is whose event it is; a message's peer is its other end (its
+ * sender at the receiver, for a delivery or an RTS; its receiver for the CTS
+ * at the sender) and seq the number of the sender's send, modulo 2^14.  So
+ * two messages at one rank at one time go in the order of their peers, and
+ * from one peer in the order it sent them, whatever order the simulation
+ * created them in (a rank may run ahead of others' deliveries: engine.c,
+ * may_run_ahead); only two events of one pair 16,384 sends apart, at one
+ * rank and picosecond, would tie.  key comes first so that, read as one
+ * little-endian 128-bit number, an event is t << 64 | key: the order is one
+ * unsigned comparison, which the compiler turns into flags and conditional
+ * moves, not a branch that the CPU mispredicts half the time.  The message's
+ * index rides along in a parallel array (evheap.ref), which the comparisons
+ * never read. */
 enum ev_type { EV_RESUME, EV_DELIVER, EV_RTS, EV_CTS };
 
 typedef struct hev {
@@ -171,12 +181,15 @@ static inline hkey hev_key(const hev *e) { return (hkey)e->t << 64 | e->key; }
  * cache misses.  Also the bare heap bench/simmpi-bench compares with. */
 typedef struct evheap {
     hev *h, *mem;  /* h = mem + 3, mem 64-byte aligned */
+    uint32_t *ref; /* ref[i]: h[i]'s message index */
     uint64_t n, cap;
 } evheap;
 
 int evheap_grow(evheap *hp); /* engine.c; -1 when out of memory */
 
-static inline int evheap_push(evheap *hp, simtime t, uint64_t key)
+/* has_ref 0: a heap whose events need no index (the RESUMEs; ref unused). */
+static inline __attribute__((always_inline)) int evheap_push_(evheap *hp, simtime t, uint64_t key,
+                                                              uint32_t ref, int has_ref)
 {
     if (hp->n == hp->cap && evheap_grow(hp) < 0)
         return -1;
@@ -188,10 +201,19 @@ static inline int evheap_push(evheap *hp, simtime t, uint64_t key)
         if (k >= hev_key(&hp->h[p]))
             break;
         hp->h[i] = hp->h[p];
+        if (has_ref)
+            hp->ref[i] = hp->ref[p];
         i = p;
     }
     hp->h[i] = e;
+    if (has_ref)
+        hp->ref[i] = ref;
     return 0;
+}
+
+static inline int evheap_push(evheap *hp, simtime t, uint64_t key, uint32_t ref)
+{
+    return evheap_push_(hp, t, key, ref, 1);
 }
 
 /* Removes and returns the minimum (n > 0).  Floyd's way: the hole left at
@@ -199,10 +221,13 @@ static inline int evheap_push(evheap *hp, simtime t, uint64_t key)
  * with the last event (which, taken from the bottom, nearly always belongs
  * near there), which then sifts up from the hole: a quarter fewer
  * comparisons than sifting the last event down. */
-static inline hev evheap_pop(evheap *hp)
+static inline __attribute__((always_inline)) hev evheap_pop_(evheap *hp, uint32_t *ref, int has_ref)
 {
     hev *h = hp->h, top = h[0], last = h[--hp->n];
+    uint32_t *rf = hp->ref, lastref = has_ref ? rf[hp->n] : 0;
     uint64_t i = 0, n = hp->n;
+    if (has_ref)
+        *ref = rf[0];
     hev *x = h; /* the hole, h + i */
     while (4 * i + 4 < n) {
         /* Four children: the least without branches, as arithmetic on the
@@ -214,6 +239,8 @@ static inline hev evheap_pop(evheap *hp)
         uintptr_t ua = (uintptr_t)a, ub = (uintptr_t)b;
         hev *m = (hev *)(ua + ((ub - ua) & -(uintptr_t)(hev_key(b) < hev_key(a))));
         *x = *m;
+        if (has_ref)
+            rf[x - h] = rf[m - h];
         x = m;
         i = (uint64_t)(m - h);
     }
@@ -222,6 +249,8 @@ static inline hev evheap_pop(evheap *hp)
         for (uint64_t j = m + 1; j < n; j++)
             m = hev_key(&h[j]) < hev_key(&h[m]) ? j : m;
         *x = h[m];
+        if (has_ref)
+            rf[x - h] = rf[m];
         i = m;
     }
     if (!n)
@@ -232,11 +261,17 @@ static inline hev evheap_pop(evheap *hp)
         if (kl >= hev_key(&h[p]))
             break;
         h[i] = h[p];
+        if (has_ref)
+            rf[i] = rf[p];
         i = p;
     }
     h[i] = last;
+    if (has_ref)
+        rf[i] = lastref;
     return top;
 }
+
+static inline hev evheap_pop(evheap *hp, uint32_t *ref) { return evheap_pop_(hp, ref, 1); }
 
 #define SIMMPI_MAX_RANKS (1u << 24)
 
@@ -364,6 +399,16 @@ typedef struct comm_cache {
     uint64_t last_bytes;
 } comm_cache;
 
+/* A rank's events in the heap other than its RESUME: how many, and the
+ * latest time of one pushed.  A rank's events leave the heap in time order
+ * and are never pushed earlier than the time of the last one taken, so a
+ * rank with one left has it at `last`.  And the messages it sent. */
+typedef struct rank_events {
+    simtime last;
+    uint32_t n;
+    uint32_t sent;
+} rank_events;
+
 typedef struct sim {
     const simmpi_options *o;
     simmpi_platform pf;
@@ -378,9 +423,15 @@ typedef struct sim {
     msg *ms;
     uint32_t nms, capms, freems;
     mtable mt;
-    evheap heap;
+    evheap rheap, mheap; /* RESUME events; the others (deliveries, RTS, CTS) */
     uint32_t woken[4];   /* ranks an event unblocked, resumed after the event */
     uint32_t nwoken;
+    /* running ahead of deliveries (engine.c: may_run_ahead) */
+    int run_ahead;        /* not options.strict_order */
+    uint64_t nctl_q;      /* RTS and CTS events in mheap */
+    uint32_t nprobe_wait; /* probes a blocked rank waits for */
+    simtime la_deliver, la_probe; /* least a delivery's receiver pays before it acts */
+    rank_events *rev;    /* per rank */
     /* communicators */
     comm_cache *comms;
     uint32_t ncomms;

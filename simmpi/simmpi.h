@@ -198,6 +198,9 @@ typedef struct simmpi_options {
                                  * (ph_trace_probe_gap_ns), taken off each host unit
                                  * before comp sees it (at least 0) */
     double comp_scale;          /* what-if: multiply every computation unit */
+    int strict_order;           /* 1: no rank runs ahead of deliveries (engine.c:
+                                 * may_run_ahead); the same prediction, more heap
+                                 * events: for checking just that */
     /* Called from the simulating thread every 2^14 heap events (a few
      * hundred times a second): cheap callers throttle by the clock. */
     void (*progress)(void *ctx, const simmpi_progress *p);

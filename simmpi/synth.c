@@ -37,6 +37,10 @@
  *   icoll       Iallreduce of K bytes, compute --overlap, Wait (all ranks)
  *   sendrecv    ranks 0 and 1 swap K bytes with one Sendrecv each
  *   procnull    Irecv and Isend to MPI_PROC_NULL, Waitall: nothing to wait for
+ *   nicrace     4 ranks, two messages for rank 2's NIC: rank 0 sends K bytes
+ *               after comp0; rank 3 sends 100 B to rank 1 after comp1, and
+ *               rank 1, once it has them, 100 B to rank 2; rank 2 takes
+ *               both (Irecv, Irecv, Waitall)
  *
  * p2p takes --sendop send|ssend|bsend|rsend for the blocking send.
  */
@@ -453,6 +457,26 @@ static void k_sendrecv(const opts *o, W *w)
     put(w, &e, o->comp);
 }
 
+static void k_nicrace(const opts *o, W *w)
+{
+    if (o->ranks != 4)
+        die("nicrace: --ranks 4");
+    if (w->rank == 0) {
+        send_(w, PH_OP_SEND, 2, 1, o->bytes, o->comp0);
+    } else if (w->rank == 3) {
+        send_(w, PH_OP_SEND, 1, 2, 100, o->comp1);
+    } else if (w->rank == 1) {
+        recv_(w, 3, 2, 100, 0);
+        send_(w, PH_OP_SEND, 2, 3, 100, 0);
+    } else {
+        uint64_t ids[2];
+        ph_status sts[2] = {st(0, 1, o->bytes), st(1, 3, 100)};
+        ids[0] = irecv(w, PH_OP_IRECV, 0, 1, o->bytes, 0);
+        ids[1] = irecv(w, PH_OP_IRECV, 1, 3, 100, 0);
+        waitall(w, ids, sts, 2, 0);
+    }
+}
+
 static void k_procnull(const opts *o, W *w)
 {
     uint64_t ids[2];
@@ -486,6 +510,7 @@ static void write_rank(const opts *o, W *w, const uint32_t *halves)
     else if (!strcmp(k, "icoll")) k_icoll(o, w);
     else if (!strcmp(k, "sendrecv")) k_sendrecv(o, w);
     else if (!strcmp(k, "procnull")) k_procnull(o, w);
+    else if (!strcmp(k, "nicrace")) k_nicrace(o, w);
     else die("unknown kind (see the comment at the top of simmpi/synth.c)");
     simple(w, PH_OP_FINALIZE, 0);
 }
