@@ -118,14 +118,14 @@ static void msg_free(sim *s, uint32_t m)
  * the sender's send number), a total order that depends only on the model,
  * so every run pops the same sequence. -------------------------------------- */
 
-int evheap_grow(evheap *hp)
+int evheap_grow(evheap *hp, int has_ref)
 {
     uint64_t nc = hp->cap ? hp->cap * 2 : 4096;
     hev *mem = aligned_alloc(64, (nc + 4) * sizeof *mem);
-    uint32_t *ref = realloc(hp->ref, nc * sizeof *ref);
+    uint32_t *ref = has_ref ? realloc(hp->ref, nc * sizeof *ref) : NULL;
     if (ref)
         hp->ref = ref;
-    if (!mem || !ref) {
+    if (!mem || (has_ref && !ref)) {
         free(mem);
         return -1;
     }
@@ -1449,8 +1449,9 @@ void simmpi_options_default(simmpi_options *o)
     o->comp_scale = 1.0;
 }
 
-/* What may_run_ahead needs: the ranks' event counts, and the least collect
- * cost after a delivery, o_r of the channels some pair of ranks uses. */
+/* The ranks' send numbers (heap order) and event counts, and what else
+ * may_run_ahead needs: the least collect cost after a delivery, o_r of the
+ * channels some pair of ranks uses. */
 static int run_ahead_setup(sim *s)
 {
     uint32_t *on_node = calloc(s->res->nnodes + 1, sizeof *on_node);

@@ -181,17 +181,17 @@ static inline hkey hev_key(const hev *e) { return (hkey)e->t << 64 | e->key; }
  * cache misses.  Also the bare heap bench/simmpi-bench compares with. */
 typedef struct evheap {
     hev *h, *mem;  /* h = mem + 3, mem 64-byte aligned */
-    uint32_t *ref; /* ref[i]: h[i]'s message index */
+    uint32_t *ref; /* ref[i]: h[i]'s message index (NULL without has_ref) */
     uint64_t n, cap;
 } evheap;
 
-int evheap_grow(evheap *hp); /* engine.c; -1 when out of memory */
+int evheap_grow(evheap *hp, int has_ref); /* engine.c; -1 when out of memory */
 
-/* has_ref 0: a heap whose events need no index (the RESUMEs; ref unused). */
+/* has_ref 0: a heap whose events need no index (the RESUMEs): no ref array. */
 static inline __attribute__((always_inline)) int evheap_push_(evheap *hp, simtime t, uint64_t key,
                                                               uint32_t ref, int has_ref)
 {
-    if (hp->n == hp->cap && evheap_grow(hp) < 0)
+    if (hp->n == hp->cap && evheap_grow(hp, has_ref) < 0)
         return -1;
     hev e = {.key = key, .t = t};
     hkey k = hev_key(&e);
