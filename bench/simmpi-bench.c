@@ -15,11 +15,15 @@
  * of the resident set during the run (getrusage high-water mark).  The
  * platform is ib-qdr-like, 16 ranks per node.
  *
- * Each line also gives the ceiling: a bare event heap (the engine's own,
- * simmpi/internal.h) holding one event per rank, through which as many
+ * Each line also gives the ceiling: a bare event queue (the engine's own,
+ * simmpi/evqueue.h; SIMMPI_QUEUE=heap|radix|auto picks it, for the
+ * simulation too) holding one event per rank, through which as many
  * events pass (pop the earliest, push that rank's next) as the simulation
  * had trace events, timed in the same run: bare_per_s=..., and
- * ratio = events_per_s / bare_per_s.  A synthetic row ends with the
+ * ratio = events_per_s / bare_per_s; and beside it the same through the
+ * 4-ary heap alone, heap4_per_s=..., and queue_vs_heap4 = bare_per_s /
+ * heap4_per_s (1 up to 32,768 events, where the queue is that heap; the
+ * radix heap's gain past it).  A synthetic row ends with the
  * generator's own rate, source_per_s=...: its events handed out again
  * without simulating, so that 1/source_per_s of each event's time is the
  * generator's, not the simulator's.
@@ -31,7 +35,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "internal.h" /* the event heap, for the bare-heap baseline */
+#include "internal.h" /* the event queue, for the bare-queue baseline */
 #include "simmpi.h"
 
 #define DUR 1000 /* host duration of each call (ns); ignored by the simulation */
@@ -184,28 +188,45 @@ static void platform(simmpi_options *o)
     p->cores_per_node = 16;
 }
 
-/* The bare heap: nranks events, then `events` times pop the earliest and
+/* The bare queue: nranks events, then `events` times pop the earliest and
  * push its rank's next, a pseudo-random 0.1 .. 1.7 us later (a fixed LCG,
  * so every run does the same work).  Events per second. */
-static double bare_heap(uint32_t nranks, uint64_t events)
+static double bare_heap(uint32_t nranks, uint64_t events, int kind)
 {
-    evheap hp = {0};
+    evqueue q;
+    evq_init(&q, kind, 1);
     uint64_t x = 88172645463325252ull, sink = 0;
     for (uint32_t r = 0; r < nranks; r++)
-        if (evheap_push(&hp, (x = x * 6364136223846793005ull + 1) >> 44, (uint64_t)r << 40, r) < 0)
-            return 0;
+        if (evq_push(&q, (x = x * 6364136223846793005ull + 1) >> 44, (uint64_t)r << 40, r) < 0)
+            goto fail;
     double t0 = now();
     for (uint64_t i = 0; i < events; i++) {
         uint32_t ref;
-        hev e = evheap_pop(&hp, &ref);
+        hev e;
+        if (evq_pop(&q, &e, &ref) < 0)
+            goto fail;
         sink += e.t;
         x = x * 6364136223846793005ull + 1;
-        evheap_push(&hp, e.t + 100000 + (x >> 44) % 1600000, e.key, ref); /* cannot grow: n <= nranks */
+        if (evq_push(&q, e.t + 100000 + (x >> 44) % 1600000, e.key, ref) < 0)
+            goto fail;
     }
     double secs = now() - t0;
-    free(hp.mem);
-    free(hp.ref);
+    evq_free(&q);
     return sink && secs > 0 ? (double)events / secs : 0;
+fail:
+    evq_free(&q);
+    return 0;
+}
+
+/* SIMMPI_QUEUE=heap|radix|auto (default auto): the event queue of both the
+ * simulation and the bare queue, to compare them. */
+static int queue_kind(void)
+{
+    const char *q = getenv("SIMMPI_QUEUE");
+    return !q ? SIMMPI_QUEUE_AUTO
+           : strcmp(q, "heap") == 0  ? SIMMPI_QUEUE_HEAP
+           : strcmp(q, "radix") == 0 ? SIMMPI_QUEUE_RADIX
+                                     : SIMMPI_QUEUE_AUTO;
 }
 
 /* The generator alone: every rank's events handed out again, a rank at a
@@ -234,6 +255,7 @@ static int run(const char *what, const simmpi_source *src, long rss0, gen *g)
 {
     simmpi_options o;
     platform(&o);
+    o.queue = queue_kind();
     simmpi_result *res;
     ph_err err;
     double t0 = now();
@@ -243,14 +265,16 @@ static int run(const char *what, const simmpi_source *src, long rss0, gen *g)
     }
     double secs = now() - t0;
     long rss = rss_kib() - rss0;
-    double rate = (double)res->events / secs, bare = bare_heap(res->nranks, res->events);
+    double rate = (double)res->events / secs, bare = bare_heap(res->nranks, res->events, o.queue);
+    /* the 4-ary heap alone, side by side: what the radix heap gains at scale */
+    double heap4 = o.queue == SIMMPI_QUEUE_HEAP ? bare : bare_heap(res->nranks, res->events, SIMMPI_QUEUE_HEAP);
     printf("simmpi-bench: %s ranks=%u events=%llu seconds=%.3f events_per_s=%.0f heap_events=%llu "
            "messages=%llu rss_mib=%.1f bytes_per_rank=%.0f predicted_s=%.6f stuck=%u "
-           "bare_per_s=%.0f ratio=%.3f",
+           "bare_per_s=%.0f ratio=%.3f heap4_per_s=%.0f queue_vs_heap4=%.2f",
            what, res->nranks, (unsigned long long)res->events, secs, rate,
            (unsigned long long)res->heap_events, (unsigned long long)res->messages, rss / 1024.0,
            rss * 1024.0 / res->nranks, (double)res->total / 1e12, res->nstuck, bare,
-           bare > 0 ? rate / bare : 0);
+           bare > 0 ? rate / bare : 0, heap4, heap4 > 0 ? bare / heap4 : 0);
     if (g) /* part of events_per_s's time is the generator's own */
         printf(" source_per_s=%.0f", gen_rate(g));
     printf("\n");

@@ -65,6 +65,9 @@ static const char usage[] =
     "  --strict-order      handle every event in (time, rank) order, no rank\n"
     "                      running ahead of deliveries: slower, the same\n"
     "                      prediction (for checking just that)\n"
+    "  --queue KIND        the event queue: auto (a heap while fewer than 32,768\n"
+    "                      events are pending, then a radix heap; default),\n"
+    "                      heap or radix: the same prediction\n"
     "  -h, --help          show this help\n"
     "\n"
     "Exit status: 0, or 1 when the trace cannot be simulated (a deadlock\n"
@@ -74,7 +77,7 @@ typedef struct popts {
     const char *trace, *platform, *comp, *map, *groups;
     uint32_t ppn, threads, top;
     double comp_scale, net_scale;
-    int json, no_progress, strict_order;
+    int json, no_progress, strict_order, queue;
 } popts;
 
 /* ---- options ------------------------------------------------------------------------ */
@@ -108,7 +111,7 @@ static int parse_args(int argc, char **argv, popts *o)
         {"threads", required_argument, NULL, 't'},  {"top", required_argument, NULL, 'T'},
         {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
         {"no-progress", no_argument, NULL, 'P'},    {"strict-order", no_argument, NULL, 'S'},
-        {NULL, 0, NULL, 0}};
+        {"queue", required_argument, NULL, 'Q'},    {NULL, 0, NULL, 0}};
     for (int c; (c = cli_getopt("predict", argc, argv, ":h", longopts)) != -1;) {
         switch (c) {
         case 'h': return cli_help(&cmd_predict) == CLI_OK ? -2 : CLI_ERR;
@@ -123,6 +126,16 @@ static int parse_args(int argc, char **argv, popts *o)
         case 'j': o->json = 1; break;
         case 'P': o->no_progress = 1; break;
         case 'S': o->strict_order = 1; break;
+        case 'Q':
+            if (strcmp(optarg, "auto") == 0)
+                o->queue = SIMMPI_QUEUE_AUTO;
+            else if (strcmp(optarg, "heap") == 0)
+                o->queue = SIMMPI_QUEUE_HEAP;
+            else if (strcmp(optarg, "radix") == 0)
+                o->queue = SIMMPI_QUEUE_RADIX;
+            else
+                return cli_usage_error("predict", "--queue: '%s' is not auto, heap or radix", optarg);
+            break;
         case 'n':
         case 't':
         case 'T': {
@@ -767,6 +780,7 @@ static int run(int argc, char **argv)
     simmpi_options_default(&so);
     so.comp_scale = o.comp_scale;
     so.strict_order = o.strict_order;
+    so.queue = o.queue;
     if (simmpi_platform_load(o.platform, &so.platform, &err) < 0)
         return cli_error("predict", "%s", err.msg);
     if (o.net_scale != 1.0)

@@ -114,40 +114,20 @@ static void msg_free(sim *s, uint32_t m)
     s->freems = m;
 }
 
-/* ---- the heap (internal.h): ordered by (time, rank, event type, peer,
- * the sender's send number), a total order that depends only on the model,
- * so every run pops the same sequence. -------------------------------------- */
-
-int evheap_grow(evheap *hp, int has_ref)
-{
-    uint64_t nc = hp->cap ? hp->cap * 2 : 4096;
-    hev *mem = aligned_alloc(64, (nc + 4) * sizeof *mem);
-    uint32_t *ref = has_ref ? realloc(hp->ref, nc * sizeof *ref) : NULL;
-    if (ref)
-        hp->ref = ref;
-    if (!mem || (has_ref && !ref)) {
-        free(mem);
-        return -1;
-    }
-    if (hp->n)
-        memcpy(mem + 3, hp->h, hp->n * sizeof *mem);
-    free(hp->mem);
-    hp->mem = mem;
-    hp->h = mem + 3;
-    hp->cap = nc;
-    return 0;
-}
+/* ---- the event queues (evqueue.h): ordered by (time, rank, event type,
+ * peer, the sender's send number), a total order that depends only on the
+ * model, so every run pops the same sequence. ------------------------------- */
 
 static uint32_t ev_rank(const hev *e) { return (uint32_t)(e->key >> 40); }
 static uint8_t ev_type(const hev *e) { return (uint8_t)(e->key >> 38 & 3); }
 
 /* Inline: about two pushes per simulated event, from four places; the
  * calls themselves cost about 15 instructions an event.  RESUMEs go to
- * rheap, the message events to mheap (their key: internal.h). */
+ * rheap, the message events to mheap (their key: evqueue.h). */
 static inline __attribute__((always_inline)) void push(sim *s, simtime t, uint32_t rank, uint8_t type,
                                                       uint32_t ref)
 {
-    evheap *hp = &s->rheap;
+    evqueue *hp = &s->rheap;
     uint64_t key = (uint64_t)rank << 40 | (uint64_t)type << 38;
     if (type != EV_RESUME) {
         rank_events *p = &s->rev[rank];
@@ -159,18 +139,26 @@ static inline __attribute__((always_inline)) void push(sim *s, simtime t, uint32
             p->last = t;
         key |= (uint64_t)(type == EV_CTS ? m->dst : m->src) << 14 | (m->seq & 0x3fff);
     }
-    if ((type == EV_RESUME ? evheap_push_(hp, t, key, 0, 0) : evheap_push(hp, t, key, ref)) < 0)
-        sim_fail(s, "out of memory (%llu pending events)", (unsigned long long)(s->rheap.n + s->mheap.n));
+    if ((type == EV_RESUME ? evq_push_(hp, t, key, 0, 0) : evq_push(hp, t, key, ref)) < 0)
+        sim_fail(s, "out of memory (%llu pending events)",
+                 (unsigned long long)(evq_n(&s->rheap) + evq_n(&s->mheap)));
 }
 
-/* The next event: the earlier of the two heaps' tops (keys hold the type,
- * so they compare in the one total order), or NULL. */
-static inline const hev *heap_top(const sim *s)
+/* The queue of the next event: the earlier of the two tops (keys hold the
+ * type, so they compare in the one total order), or NULL; *top is it. */
+static inline evqueue *next_queue(sim *s, const hev **top)
 {
-    const hev *r = s->rheap.n ? s->rheap.h : NULL, *m = s->mheap.n ? s->mheap.h : NULL;
-    if (!r || !m)
-        return r ? r : m;
-    return hev_key(m) < hev_key(r) ? m : r;
+    const hev *r = evq_top(&s->rheap), *m = evq_top(&s->mheap);
+    if (!r || !m) {
+        *top = r ? r : m;
+        return r ? &s->rheap : m ? &s->mheap : NULL;
+    }
+    if (hev_key(m) < hev_key(r)) {
+        *top = m;
+        return &s->mheap;
+    }
+    *top = r;
+    return &s->rheap;
 }
 
 /* Is key (t, rank) of a rank's RESUME before event e's? */
@@ -210,9 +198,10 @@ static __attribute__((noinline)) int may_run_ahead(const sim *s, uint32_t rank, 
 static inline int may_continue(const sim *s, uint32_t rank)
 {
     simtime now = s->r[rank].now;
-    if (s->rheap.n && !runs_before(now, rank, s->rheap.h))
+    const hev *r = evq_top(&s->rheap), *m;
+    if (r && !runs_before(now, rank, r))
         return 0;
-    return !s->mheap.n || runs_before(now, rank, s->mheap.h) || may_run_ahead(s, rank, s->mheap.h);
+    return !(m = evq_top(&s->mheap)) || runs_before(now, rank, m) || may_run_ahead(s, rank, m);
 }
 
 /* Inline where a rank stops for an earlier event (rank_run), out of line
@@ -1232,30 +1221,39 @@ static void resume_woken(sim *s)
  * the event now at the heap's top will very likely be the next one handled,
  * so ask for its rank (first two lines: clock, NICs, wait state) and its
  * message while this event runs.  A hint only: nothing depends on it. */
-static void prefetch_next(const sim *s)
+static void prefetch_next(sim *s)
 {
-    const hev *nx = heap_top(s);
-    if (!nx)
+    const hev *nx;
+    evqueue *q = next_queue(s, &nx);
+    if (!q)
         return;
     const char *r = (const char *)&s->r[ev_rank(nx)];
     __builtin_prefetch(r);
     __builtin_prefetch(r + 64);
-    if (ev_type(nx) != EV_RESUME)
-        __builtin_prefetch(&s->ms[nx == s->rheap.h ? s->rheap.ref[0] : s->mheap.ref[0]]);
+    if (q == &s->mheap)
+        __builtin_prefetch(&s->ms[evq_top_ref(q)]);
 }
 
 static void run_loop(sim *s)
 {
     for (uint32_t i = 0; i < s->n; i++)
         queue_rank(s, i);
-    for (const hev *top; (top = heap_top(s)) && !s->failed;) {
+    for (const hev *top; !s->failed;) {
+        evqueue *q = next_queue(s, &top);
+        if (!q)
+            break;
         /* No horizon check here (one per event): an event's time is a
          * rank's clock, checked where it grows, plus a capped cost (L, a
          * NIC's gap, o'), so it stays far from wrapping; the clock it sets
          * is checked where it wakes a waiting rank, or at the rank's next
          * call or end. */
         uint32_t ref = 0;
-        hev e = top == s->rheap.h ? evheap_pop_(&s->rheap, &ref, 0) : evheap_pop(&s->mheap, &ref);
+        hev e;
+        if ((q == &s->rheap ? evq_pop_(q, &e, &ref, 0) : evq_pop(q, &e, &ref)) < 0) {
+            sim_fail(s, "out of memory (%llu pending events)",
+                     (unsigned long long)(evq_n(&s->rheap) + evq_n(&s->mheap)));
+            break;
+        }
         prefetch_next(s);
         s->res->heap_events++;
         switch (ev_type(&e)) {
@@ -1494,6 +1492,8 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     s->noise = s->pf.noise_pause && s->pf.noise_period > s->pf.noise_pause;
     s->comp_plain = !o->comp.unit && o->comp_scale == 1.0;
     s->probe_ns = o->host_probe_ns;
+    evq_init(&s->rheap, o->queue, 0);
+    evq_init(&s->mheap, o->queue, 1);
     if (src->nranks > SIMMPI_MAX_RANKS)
         return sim_fail(s, "%u ranks: the simulator takes at most %u", src->nranks, SIMMPI_MAX_RANKS);
     if (!(o->comp_scale >= 0))
@@ -1568,10 +1568,8 @@ static void teardown(sim *s)
     free(s->rq);
     free(s->ms);
     free(s->mt.e);
-    free(s->rheap.mem);
-    free(s->rheap.ref);
-    free(s->mheap.mem);
-    free(s->mheap.ref);
+    evq_free(&s->rheap);
+    evq_free(&s->mheap);
     free(s->credit);
     free(s->rev);
     free(s->cr.send);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "evqueue.h"
 #include "simmpi.h"
 
 #define NIL UINT32_MAX
@@ -149,129 +150,6 @@ typedef struct mtable {
     mentry *e;
     uint64_t mask, used;
 } mtable;
-
-/* Heap events: 16 bytes, t and key = rank << 40 | type << 38 | peer << 14 |
- * seq: a total order on what the model says, not on how the simulation got
- * there.  rank is whose event it is; a message's peer is its other end (its
- * sender at the receiver, for a delivery or an RTS; its receiver for the CTS
- * at the sender) and seq the number of the sender's send, modulo 2^14.  So
- * two messages at one rank at one time go in the order of their peers, and
- * from one peer in the order it sent them, whatever order the simulation
- * created them in (a rank may run ahead of others' deliveries: engine.c,
- * may_run_ahead); only two events of one pair 16,384 sends apart, at one
- * rank and picosecond, would tie.  key comes first so that, read as one
- * little-endian 128-bit number, an event is t << 64 | key: the order is one
- * unsigned comparison, which the compiler turns into flags and conditional
- * moves, not a branch that the CPU mispredicts half the time.  The message's
- * index rides along in a parallel array (evheap.ref), which the comparisons
- * never read. */
-enum ev_type { EV_RESUME, EV_DELIVER, EV_RTS, EV_CTS };
-
-typedef struct hev {
-    uint64_t key;
-    simtime t;
-} hev;
-
-typedef unsigned __int128 hkey;
-static inline hkey hev_key(const hev *e) { return (hkey)e->t << 64 | e->key; }
-
-/* A 4-ary min-heap of hevs: half the levels of a binary heap, and a node's
- * four children (64 bytes: 4i+1 .. 4i+4) share one cache line, the array
- * starting 48 bytes into a line; what a sift costs at a million ranks is its
- * cache misses.  Also the bare heap bench/simmpi-bench compares with. */
-typedef struct evheap {
-    hev *h, *mem;  /* h = mem + 3, mem 64-byte aligned */
-    uint32_t *ref; /* ref[i]: h[i]'s message index (NULL without has_ref) */
-    uint64_t n, cap;
-} evheap;
-
-int evheap_grow(evheap *hp, int has_ref); /* engine.c; -1 when out of memory */
-
-/* has_ref 0: a heap whose events need no index (the RESUMEs): no ref array. */
-static inline __attribute__((always_inline)) int evheap_push_(evheap *hp, simtime t, uint64_t key,
-                                                              uint32_t ref, int has_ref)
-{
-    if (hp->n == hp->cap && evheap_grow(hp, has_ref) < 0)
-        return -1;
-    hev e = {.key = key, .t = t};
-    hkey k = hev_key(&e);
-    uint64_t i = hp->n++;
-    while (i > 0) {
-        uint64_t p = (i - 1) / 4;
-        if (k >= hev_key(&hp->h[p]))
-            break;
-        hp->h[i] = hp->h[p];
-        if (has_ref)
-            hp->ref[i] = hp->ref[p];
-        i = p;
-    }
-    hp->h[i] = e;
-    if (has_ref)
-        hp->ref[i] = ref;
-    return 0;
-}
-
-static inline int evheap_push(evheap *hp, simtime t, uint64_t key, uint32_t ref)
-{
-    return evheap_push_(hp, t, key, ref, 1);
-}
-
-/* Removes and returns the minimum (n > 0).  Floyd's way: the hole left at
- * the root moves down along the least children to a leaf without comparing
- * with the last event (which, taken from the bottom, nearly always belongs
- * near there), which then sifts up from the hole: a quarter fewer
- * comparisons than sifting the last event down. */
-static inline __attribute__((always_inline)) hev evheap_pop_(evheap *hp, uint32_t *ref, int has_ref)
-{
-    hev *h = hp->h, top = h[0], last = h[--hp->n];
-    uint32_t *rf = hp->ref, lastref = has_ref ? rf[hp->n] : 0;
-    uint64_t i = 0, n = hp->n;
-    if (has_ref)
-        *ref = rf[0];
-    hev *x = h; /* the hole, h + i */
-    while (4 * i + 4 < n) {
-        /* Four children: the least without branches, as arithmetic on the
-         * comparisons' 0 or 1 (gcc made a ?: selection a jump, taken half
-         * the time) and on byte addresses (no index scaling). */
-        hev *p = h + 4 * i + 1;
-        hev *a = p + (hev_key(&p[1]) < hev_key(&p[0]));
-        hev *b = p + 2 + (hev_key(&p[3]) < hev_key(&p[2]));
-        uintptr_t ua = (uintptr_t)a, ub = (uintptr_t)b;
-        hev *m = (hev *)(ua + ((ub - ua) & -(uintptr_t)(hev_key(b) < hev_key(a))));
-        *x = *m;
-        if (has_ref)
-            rf[x - h] = rf[m - h];
-        x = m;
-        i = (uint64_t)(m - h);
-    }
-    if (4 * i + 1 < n) { /* the last family, fewer than four */
-        uint64_t m = 4 * i + 1;
-        for (uint64_t j = m + 1; j < n; j++)
-            m = hev_key(&h[j]) < hev_key(&h[m]) ? j : m;
-        *x = h[m];
-        if (has_ref)
-            rf[x - h] = rf[m];
-        i = m;
-    }
-    if (!n)
-        return top;
-    hkey kl = hev_key(&last);
-    while (i > 0) {
-        uint64_t p = (i - 1) / 4;
-        if (kl >= hev_key(&h[p]))
-            break;
-        h[i] = h[p];
-        if (has_ref)
-            rf[i] = rf[p];
-        i = p;
-    }
-    h[i] = last;
-    if (has_ref)
-        rf[i] = lastref;
-    return top;
-}
-
-static inline hev evheap_pop(evheap *hp, uint32_t *ref) { return evheap_pop_(hp, ref, 1); }
 
 #define SIMMPI_MAX_RANKS (1u << 24)
 
@@ -423,7 +301,7 @@ typedef struct sim {
     msg *ms;
     uint32_t nms, capms, freems;
     mtable mt;
-    evheap rheap, mheap; /* RESUME events; the others (deliveries, RTS, CTS) */
+    evqueue rheap, mheap; /* RESUME events; the others (deliveries, RTS, CTS) */
     uint32_t woken[4];   /* ranks an event unblocked, resumed after the event */
     uint32_t nwoken;
     /* running ahead of deliveries (engine.c: may_run_ahead) */

@@ -189,6 +189,10 @@ typedef struct simmpi_progress {
     simtime now;           /* simulated time */
 } simmpi_progress;
 
+/* The event queue: a 4-ary heap while fewer than 32,768 events are pending,
+ * then a radix heap (AUTO, the fastest here), or one of them throughout. */
+enum simmpi_queue { SIMMPI_QUEUE_AUTO, SIMMPI_QUEUE_HEAP, SIMMPI_QUEUE_RADIX };
+
 typedef struct simmpi_options {
     simmpi_platform platform;
     uint32_t ppn;               /* ranks per node (0: platform cores_per_node) */
@@ -201,6 +205,8 @@ typedef struct simmpi_options {
     int strict_order;           /* 1: no rank runs ahead of deliveries (engine.c:
                                  * may_run_ahead); the same prediction, more heap
                                  * events: for checking just that */
+    int queue;                  /* enum simmpi_queue: which event queue (evqueue.h);
+                                 * the same prediction with any */
     /* Called from the simulating thread every 2^14 heap events (a few
      * hundred times a second): cheap callers throttle by the clock. */
     void (*progress)(void *ctx, const simmpi_progress *p);

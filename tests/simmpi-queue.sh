@@ -1,0 +1,39 @@
+#!/bin/sh
+# The event queue (simmpi/evqueue.h) must not change a prediction: a radix
+# heap takes events out in the 4-ary heap's order.  First the queues
+# against a reference, pop by pop (simmpi/evqueue-test.c); then whole
+# predictions of every synthetic pattern under three platforms with
+# --queue heap, radix and auto: the same JSON, heap events included.
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/simmpi-lib.sh"
+P="$top_srcdir/platforms"
+"$top_builddir/simmpi/evqueue-test" || fail "evqueue-test"
+
+plat
+"$SYNTH" alltoall "$WORK/a16" --ranks 16 --iters 8 --bytes 64 --comp 100000
+"$SYNTH" alltoall "$WORK/a13" --ranks 13 --iters 4 --bytes 3000 --comp 1000
+"$SYNTH" stencil "$WORK/st" --dims 3,3,2 --iters 6 --bytes 4096 --comp 20000
+"$SYNTH" coll "$WORK/ar" --ranks 11 --op allreduce --bytes 100000
+"$SYNTH" ring "$WORK/ring" --ranks 5 --iters 3 --bytes 50000 --comp 3000
+"$SYNTH" wildcard "$WORK/wc" --ranks 6 --bytes 100 --comp 777
+"$SYNTH" probe "$WORK/pr" --comp 500 --comp0 9000
+"$SYNTH" icoll "$WORK/ic" --ranks 4 --bytes 100 --overlap 5000
+"$SYNTH" subcomm "$WORK/sc" --ranks 6 --bytes 100
+"$SYNTH" nicrace "$WORK/nr" --ranks 4 --bytes 100000 --comp0 10000 --comp1 13901
+
+n=0
+for t in a16 a13 st ar ring wc pr ic sc nr; do
+  for cfg in "$WORK/plat.conf" "$P/ib-qdr.conf --ppn 4" "$P/tcp-loopback-local.conf --ppn 2"; do
+    for kind in heap radix auto; do
+      # shellcheck disable=SC2086 # cfg is a file and its options
+      $PREDICT "$WORK/$t" --platform $cfg --json --threads 1 --queue $kind > "$WORK/$kind.json" \
+        || fail "$t ($cfg): predict --queue $kind"
+    done
+    cmp -s "$WORK/heap.json" "$WORK/radix.json" || { diff "$WORK/heap.json" "$WORK/radix.json" | head; fail "$t ($cfg): radix differs"; }
+    cmp -s "$WORK/heap.json" "$WORK/auto.json" || fail "$t ($cfg): auto differs"
+    n=$((n + 1))
+  done
+done
+$PREDICT "$WORK/st" --platform "$WORK/plat.conf" --queue fifo > /dev/null 2> "$WORK/err" && fail "--queue fifo accepted"
+grep -q "not auto, heap or radix" "$WORK/err" || fail "--queue fifo: $(cat "$WORK/err")"
+echo "$n predictions the same with a heap, a radix heap and both"
