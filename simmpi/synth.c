@@ -41,6 +41,10 @@
  *               after comp0; rank 3 sends 100 B to rank 1 after comp1, and
  *               rank 1, once it has them, 100 B to rank 2; rank 2 takes
  *               both (Irecv, Irecv, Waitall)
+ *   proberace   3 ranks: rank 0 sends 100 B to rank 1 after comp0, then K
+ *               bytes to rank 2 after comp1; rank 1 probes (ANY_SOURCE),
+ *               sends 100 B to rank 2, then receives; rank 2 takes both
+ *               (Irecv, Irecv, Waitall)
  *
  * p2p takes --sendop send|ssend|bsend|rsend for the blocking send.
  */
@@ -477,6 +481,32 @@ static void k_nicrace(const opts *o, W *w)
     }
 }
 
+static void k_proberace(const opts *o, W *w)
+{
+    if (o->ranks != 3)
+        die("proberace: --ranks 3");
+    if (w->rank == 0) {
+        send_(w, PH_OP_SEND, 1, 2, 100, o->comp0);
+        send_(w, PH_OP_SEND, 2, 1, o->bytes, o->comp1);
+    } else if (w->rank == 1) {
+        ph_event e = ev0(PH_OP_PROBE);
+        ph_status s = st(0, 2, 100);
+        e.peer = PH_ANY_SOURCE;
+        e.tag = PH_ANY_TAG;
+        e.nstatus = 1;
+        e.status = &s;
+        put(w, &e, 0);
+        send_(w, PH_OP_SEND, 2, 3, 100, 0);
+        recv_(w, 0, 2, 100, 0);
+    } else {
+        uint64_t ids[2];
+        ph_status sts[2] = {st(0, 1, o->bytes), st(1, 3, 100)};
+        ids[0] = irecv(w, PH_OP_IRECV, 0, 1, o->bytes, 0);
+        ids[1] = irecv(w, PH_OP_IRECV, 1, 3, 100, 0);
+        waitall(w, ids, sts, 2, 0);
+    }
+}
+
 static void k_procnull(const opts *o, W *w)
 {
     uint64_t ids[2];
@@ -511,6 +541,7 @@ static void write_rank(const opts *o, W *w, const uint32_t *halves)
     else if (!strcmp(k, "sendrecv")) k_sendrecv(o, w);
     else if (!strcmp(k, "procnull")) k_procnull(o, w);
     else if (!strcmp(k, "nicrace")) k_nicrace(o, w);
+    else if (!strcmp(k, "proberace")) k_proberace(o, w);
     else die("unknown kind (see the comment at the top of simmpi/synth.c)");
     simple(w, PH_OP_FINALIZE, 0);
 }

@@ -6,11 +6,13 @@
 # JSON as with --strict-order, but for the heap events.  nicrace is the case
 # a CTS still in the heap must stop (a rank woken just before it sends into
 # the NIC the CTS's data goes through): exactly the strict order's finish,
-# its messages in the order they reach the NIC.  And it must save
-# them: in a 16-rank all-to-all (Bruck, 4 rounds of one message a rank) each
-# rank's round is one delivery, without the RESUME that strict order takes
-# after it, so a rank has rounds + 1 heap events an iteration, not
-# 2 x rounds + 1 (plus its first RESUME).
+# its messages in the order they reach the NIC.  proberace is the case a
+# delivery to a rank blocked in a probe must stop sooner, o_iprobe after it,
+# not o_r: the probe costs its rank that little before it can send.  And
+# running ahead must save heap events: in a 16-rank all-to-all (Bruck, 4
+# rounds of one message a rank) each rank's round is one delivery, without
+# the RESUME that strict order takes after it, so a rank has rounds + 1
+# heap events an iteration, not 2 x rounds + 1 (plus its first RESUME).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/simmpi-lib.sh"
 P="$top_srcdir/platforms"
@@ -41,9 +43,18 @@ cp "$WORK/plat.conf" "$WORK/noisy.conf"
 # both reach rank 2's NIC, rank 0's first, 127.199 us to 127.298 us, and
 # rank 2 collects them (o_r each) by 131.199 us.
 "$SYNTH" nicrace "$WORK/nr" --ranks 4 --bytes 100000 --comp0 10000 --comp1 13901
+# rank 0's 100 B reach rank 1 at 16.099 us (10 + o_s + G x 99 + L); its
+# probe returns at 16.299 (o_iprobe = 200 ns) and it sends 100 B to rank 2,
+# on the wire at 17.299, whose last byte reaches rank 2 at 22.398.  Rank 0
+# sends its 10 kB at 16.350 (17.350 on the wire), 51 ns after rank 1, so
+# rank 2's NIC takes them second, 22.398 to 32.397 (G x 9,999), and rank 2
+# has both by 34.397 (o_r each).  Had rank 0 run ahead of the delivery to
+# rank 1 as if rank 1 paid o_r on waking (16.350 < 16.099 + 2), its
+# message would have taken the NIC first: 36.349.
+"$SYNTH" proberace "$WORK/prr" --ranks 3 --bytes 10000 --comp0 10000 --comp1 5350
 
 n=0
-for t in a16 a13 st ar bc ring wc ip pr po ic sc nr; do
+for t in a16 a13 st ar bc ring wc ip pr po ic sc nr prr; do
   for cfg in "$WORK/plain.conf" "$P/ib-qdr.conf --ppn 1" "$P/ib-qdr.conf --ppn 4" "$P/tcp-loopback-local.conf --ppn 2" \
              "$WORK/noisy.conf --ppn 2"; do
     # shellcheck disable=SC2086 # cfg is a file and its options
@@ -60,6 +71,13 @@ done
 
 $PREDICT "$WORK/nr" --platform "$WORK/plain.conf" --json > "$WORK/p.json" || fail "nicrace: predict"
 expect "nicrace: rank 2's finish (ps)" "$(q 'd["ranks"][2]["finish_ps"]')" 131199000
+plat "eager_limit = 65536
+o_iprobe = 200ns"
+for o in "" --strict-order; do
+  # shellcheck disable=SC2086 # no option, or one
+  predict "$WORK/prr" $o || fail "proberace${o:+ $o}: predict"
+  expect "proberace${o:+ $o}: finish times (ps)" "$(q '[r["finish_ps"] for r in d["ranks"]]')" "[17350000, 19299000, 34397000]"
+done
 
 # The saving, exactly (16 ranks, 30 iterations of 4 rounds).
 heap() { $PREDICT "$WORK/a16" --platform "$P/ib-qdr.conf" --ppn 1 --json "$@" > "$WORK/p.json" && q 'd["simulator"]["heap_events"]'; }
