@@ -142,24 +142,26 @@ static inline hev evheap_pop(evheap *hp, uint32_t *ref) { return evheap_pop_(hp,
  * buckets by the highest bit in which they differ from the last event
  * taken out: an event is appended to its bucket, and only when a pop finds
  * the lowest bucket above 0 are that bucket's events spread, each into a
- * lower one (at most 128 times in all, a few in practice).  Every access is
- * an append or a sequential read, so its speed hardly depends on the
- * queue's size: about 20 M events/s here at a million ranks, 6 times the
- * heap's, but 0.7 times it below 16,000 (doc/simmpi.md, section 6).
+ * lower one (at most 128 times in all, two or three in practice), or,
+ * when they are few (RX_TO_HEAP, evqueue.c), all moved into the heap at
+ * once.  Every access is an append or a sequential read, so its speed
+ * hardly depends on the queue's size: about 16-22 M events/s here from
+ * 262,144 to a million ranks, where the heap does 10 M and 2.6 M, but
+ * 0.7 times the heap's below 16,000 (doc/simmpi.md, sections 6 and 7).
  *
  * The earliest event is always in the heap (`small`): while the queue is
- * small, every event is; once it is a radix heap, the heap holds the
- * least of the buckets' events, taken out of them when the heap runs
- * empty, and any event pushed before `last`, the key that one had.  (A
- * radix heap needs every event pushed to be no earlier than the last taken
- * out of it.  The engine's are, bar degenerate costs: a platform or
- * --what-if with o_r = 0 may queue an event at the very time of the one
- * being handled, for a lower rank.)  So the earliest event is the heap's
- * top, as it was before the radix heap: finding it costs nothing more,
- * and neither does a push or pop while the queue is small.  The order
- * taken out is the 4-ary heap's, event for event: only events with equal
- * keys (section 6: 16,384 sends of one pair apart, at one rank and
- * picosecond) may come out in another order. */
+ * small, every event is; once it is a radix heap, the heap holds what was
+ * last taken out of the buckets when it ran empty (the lowest bucket's
+ * least, or that whole bucket), and any event pushed before `last`, the
+ * greatest key taken out.  (A radix heap needs every event pushed to be
+ * no earlier than the last taken out of it.  The engine's are, bar
+ * degenerate costs: a platform or --what-if with o_r = 0 may queue an
+ * event at the very time of the one being handled, for a lower rank.)  So
+ * the earliest event is the heap's top, as it was before the radix heap:
+ * finding it costs nothing more, and neither does a push or pop while the
+ * queue is small.  The order taken out is the 4-ary heap's, event for
+ * event: only events with equal keys (section 6: 16,384 sends of one pair
+ * apart, at one rank and picosecond) may come out in another order. */
 
 typedef struct rxent {
     hev e;
@@ -185,9 +187,9 @@ typedef struct rxbucket {
 #define RX_BUCKETS 129 /* 0: equal to last; i: highest differing bit i - 1 */
 
 /* The queue: `small` holds every event while the queue is a heap; once it
- * is a radix heap (from radix_from events on, never back), the earliest
- * event and those pushed before `last`: never empty while the buckets are
- * not, and its top never after any bucket's event. */
+ * is a radix heap (from radix_from events on, never back), those taken
+ * out of the buckets and those pushed before `last`: never empty while
+ * the buckets are not, and none of its events after any bucket's. */
 typedef struct evqueue {
     evheap small;
     rxbucket *b;      /* RX_BUCKETS, NULL while a heap */
