@@ -411,19 +411,25 @@ static void k_persistent(const opts *o, W *w)
     put(w, &e, 0);
 }
 
+/* A blocking Probe for any source and tag that found (src, tag, bytes). */
+static void probe_any(W *w, int32_t src, int32_t tag, uint64_t bytes)
+{
+    ph_event e = ev0(PH_OP_PROBE);
+    ph_status s = st(src, tag, bytes);
+    e.peer = PH_ANY_SOURCE;
+    e.tag = PH_ANY_TAG;
+    e.nstatus = 1;
+    e.status = &s;
+    put(w, &e, 0);
+}
+
 static void k_probe(const opts *o, W *w)
 {
     if (w->rank == 0) {
         send_(w, PH_OP_SEND, 1, 6, o->bytes, o->comp0);
         return;
     }
-    ph_event e = ev0(PH_OP_PROBE);
-    ph_status s = st(0, 6, o->bytes);
-    e.peer = PH_ANY_SOURCE;
-    e.tag = PH_ANY_TAG;
-    e.nstatus = 1;
-    e.status = &s;
-    put(w, &e, 0);
+    probe_any(w, 0, 6, o->bytes);
     recv_(w, 0, 6, o->bytes, 0);
 }
 
@@ -461,6 +467,17 @@ static void k_sendrecv(const opts *o, W *w)
     put(w, &e, o->comp);
 }
 
+/* nicrace's and proberace's rank 2: K bytes from rank 0 (tag 1) and 100 B
+ * from rank 1 (tag 3), whichever comes first. */
+static void take_both(const opts *o, W *w)
+{
+    uint64_t ids[2];
+    ph_status sts[2] = {st(0, 1, o->bytes), st(1, 3, 100)};
+    ids[0] = irecv(w, PH_OP_IRECV, 0, 1, o->bytes, 0);
+    ids[1] = irecv(w, PH_OP_IRECV, 1, 3, 100, 0);
+    waitall(w, ids, sts, 2, 0);
+}
+
 static void k_nicrace(const opts *o, W *w)
 {
     if (o->ranks != 4)
@@ -473,11 +490,7 @@ static void k_nicrace(const opts *o, W *w)
         recv_(w, 3, 2, 100, 0);
         send_(w, PH_OP_SEND, 2, 3, 100, 0);
     } else {
-        uint64_t ids[2];
-        ph_status sts[2] = {st(0, 1, o->bytes), st(1, 3, 100)};
-        ids[0] = irecv(w, PH_OP_IRECV, 0, 1, o->bytes, 0);
-        ids[1] = irecv(w, PH_OP_IRECV, 1, 3, 100, 0);
-        waitall(w, ids, sts, 2, 0);
+        take_both(o, w);
     }
 }
 
@@ -489,21 +502,11 @@ static void k_proberace(const opts *o, W *w)
         send_(w, PH_OP_SEND, 1, 2, 100, o->comp0);
         send_(w, PH_OP_SEND, 2, 1, o->bytes, o->comp1);
     } else if (w->rank == 1) {
-        ph_event e = ev0(PH_OP_PROBE);
-        ph_status s = st(0, 2, 100);
-        e.peer = PH_ANY_SOURCE;
-        e.tag = PH_ANY_TAG;
-        e.nstatus = 1;
-        e.status = &s;
-        put(w, &e, 0);
+        probe_any(w, 0, 2, 100);
         send_(w, PH_OP_SEND, 2, 3, 100, 0);
         recv_(w, 0, 2, 100, 0);
     } else {
-        uint64_t ids[2];
-        ph_status sts[2] = {st(0, 1, o->bytes), st(1, 3, 100)};
-        ids[0] = irecv(w, PH_OP_IRECV, 0, 1, o->bytes, 0);
-        ids[1] = irecv(w, PH_OP_IRECV, 1, 3, 100, 0);
-        waitall(w, ids, sts, 2, 0);
+        take_both(o, w);
     }
 }
 
