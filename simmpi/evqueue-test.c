@@ -7,9 +7,10 @@
  * index, and evq_top must show it first.  The workloads: a simulation's
  * pattern (pop, push up to two events a little later), a lockstep one
  * (many ranks at one time), and arbitrary keys, some before the last event
- * taken out, which a radix heap keeps apart (evqueue.h: `early`); and
- * keys that repeat, which may leave in any order among themselves, but in
- * the order evq_top shows. */
+ * taken out, which a radix heap keeps in its heap, not in a bucket
+ * (evqueue.h); and keys that repeat, which may leave in any order among
+ * themselves, but in the order evq_top shows.  Between them they spread
+ * big buckets and move small ones into the heap whole (evqueue.c). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
