@@ -191,7 +191,7 @@ static void platform(simmpi_options *o)
 /* The bare queue: nranks events, then `events` times pop the earliest and
  * push its rank's next, a pseudo-random 0.1 .. 1.7 us later (a fixed LCG,
  * so every run does the same work).  Events per second. */
-static double bare_heap(uint32_t nranks, uint64_t events, int kind)
+static double bare_queue(uint32_t nranks, uint64_t events, int kind)
 {
     evqueue q;
     evq_init(&q, kind, 1);
@@ -223,10 +223,14 @@ fail:
 static int queue_kind(void)
 {
     const char *q = getenv("SIMMPI_QUEUE");
-    return !q ? SIMMPI_QUEUE_AUTO
-           : strcmp(q, "heap") == 0  ? SIMMPI_QUEUE_HEAP
-           : strcmp(q, "radix") == 0 ? SIMMPI_QUEUE_RADIX
-                                     : SIMMPI_QUEUE_AUTO;
+    if (!q || strcmp(q, "auto") == 0)
+        return SIMMPI_QUEUE_AUTO;
+    if (strcmp(q, "heap") == 0)
+        return SIMMPI_QUEUE_HEAP;
+    if (strcmp(q, "radix") == 0)
+        return SIMMPI_QUEUE_RADIX;
+    fprintf(stderr, "simmpi-bench: SIMMPI_QUEUE: '%s' is not auto, heap or radix\n", q);
+    exit(2);
 }
 
 /* The generator alone: every rank's events handed out again, a rank at a
@@ -265,9 +269,9 @@ static int run(const char *what, const simmpi_source *src, long rss0, gen *g)
     }
     double secs = now() - t0;
     long rss = rss_kib() - rss0;
-    double rate = (double)res->events / secs, bare = bare_heap(res->nranks, res->events, o.queue);
+    double rate = (double)res->events / secs, bare = bare_queue(res->nranks, res->events, o.queue);
     /* the 4-ary heap alone, side by side: what the radix heap gains at scale */
-    double heap4 = o.queue == SIMMPI_QUEUE_HEAP ? bare : bare_heap(res->nranks, res->events, SIMMPI_QUEUE_HEAP);
+    double heap4 = o.queue == SIMMPI_QUEUE_HEAP ? bare : bare_queue(res->nranks, res->events, SIMMPI_QUEUE_HEAP);
     printf("simmpi-bench: %s ranks=%u events=%llu seconds=%.3f events_per_s=%.0f heap_events=%llu "
            "messages=%llu rss_mib=%.1f bytes_per_rank=%.0f predicted_s=%.6f stuck=%u "
            "bare_per_s=%.0f ratio=%.3f heap4_per_s=%.0f queue_vs_heap4=%.2f",
