@@ -26,9 +26,11 @@ int evheap_grow(evheap *hp, int has_ref)
     return 0;
 }
 
-/* Where a heap's sift starts to miss the caches on this machine: the bare
- * heap and the radix heap break even between 16,384 and 32,768 pending
- * events (doc/simmpi.md, section 6). */
+/* The bare radix heap passes the 4-ary heap from about 8,192 pending
+ * events on this machine, but a whole 8,192-rank simulation, its queues
+ * still in the caches, took 6% more instructions with it and no fewer
+ * misses; at 32,768 the bare heap has lost a third of its 4,096-event
+ * rate (doc/simmpi.md, section 6). */
 #define EVQ_RADIX_FROM 32768
 
 void evq_init(evqueue *q, int kind, int has_ref)
@@ -71,6 +73,22 @@ static int rx_chunk_new(evqueue *q, rxbucket *b)
     c->next = b->head;
     b->head = c;
     return 0;
+}
+
+/* A chunk read to its end goes back to the free list. */
+static void rx_chunk_give(evqueue *q, rxchunk *c)
+{
+    c->next = q->spare;
+    q->spare = c;
+}
+
+/* Bucket i's chunks, the bucket left empty. */
+static rxchunk *rx_take(evqueue *q, unsigned i)
+{
+    rxchunk *c = q->b[i].head;
+    q->b[i].head = NULL;
+    q->occ[i >> 6] &= ~(1ull << (i & 63));
+    return c;
 }
 
 static inline unsigned rx_bucket_of(hkey x)
@@ -138,11 +156,8 @@ static int evq_to_radix(evqueue *q)
  * the caller must stop. */
 static int rx_spill(evqueue *q, unsigned i)
 {
-    rxbucket *b = &q->b[i];
-    rxchunk *c = b->head;
-    q->last = hev_key(&b->min->e);
-    q->occ[i >> 6] &= ~(1ull << (i & 63));
-    b->head = NULL;
+    q->last = hev_key(&q->b[i].min->e);
+    rxchunk *c = rx_take(q, i);
     while (c) {
         rxchunk *next = c->next;
         q->nrx -= c->n;
@@ -151,8 +166,7 @@ static int rx_spill(evqueue *q, unsigned i)
                 chunks_free(c);
                 return -1;
             }
-        c->next = q->spare;
-        q->spare = c;
+        rx_chunk_give(q, c);
         c = next;
     }
     return 0;
@@ -187,8 +201,7 @@ int evq_push_radix(evqueue *q, simtime t, uint64_t key, uint32_t ref)
  * the old last), so they stay where they are. */
 static int rx_to_heap(evqueue *q, unsigned i)
 {
-    rxbucket *b = &q->b[i];
-    rxchunk *c = b->head;
+    rxchunk *c = q->b[i].head;
     hkey most = 0;
     for (uint32_t j = 0; j < c->n; j++) {
         const rxent *x = &c->a[j];
@@ -199,10 +212,7 @@ static int rx_to_heap(evqueue *q, unsigned i)
     }
     q->last = most;
     q->nrx -= c->n;
-    q->occ[i >> 6] &= ~(1ull << (i & 63));
-    b->head = NULL;
-    c->next = q->spare;
-    q->spare = c;
+    rx_chunk_give(q, rx_take(q, i));
     return 0;
 }
 
@@ -221,8 +231,7 @@ int evq_refill(evqueue *q)
     rxent x = c->a[--c->n];
     if (!c->n) { /* back to the free list */
         z->head = c->next;
-        c->next = q->spare;
-        q->spare = c;
+        rx_chunk_give(q, c);
         if (!z->head)
             q->occ[0] &= ~1ull;
     }
