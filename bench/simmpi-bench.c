@@ -223,12 +223,9 @@ fail:
 static int queue_kind(void)
 {
     const char *q = getenv("SIMMPI_QUEUE");
-    if (!q || strcmp(q, "auto") == 0)
-        return SIMMPI_QUEUE_AUTO;
-    if (strcmp(q, "heap") == 0)
-        return SIMMPI_QUEUE_HEAP;
-    if (strcmp(q, "radix") == 0)
-        return SIMMPI_QUEUE_RADIX;
+    int kind = q ? simmpi_queue_named(q) : SIMMPI_QUEUE_AUTO;
+    if (kind >= 0)
+        return kind;
     fprintf(stderr, "simmpi-bench: SIMMPI_QUEUE: '%s' is not auto, heap or radix\n", q);
     exit(2);
 }

@@ -127,13 +127,7 @@ static int parse_args(int argc, char **argv, popts *o)
         case 'P': o->no_progress = 1; break;
         case 'S': o->strict_order = 1; break;
         case 'Q':
-            if (strcmp(optarg, "auto") == 0)
-                o->queue = SIMMPI_QUEUE_AUTO;
-            else if (strcmp(optarg, "heap") == 0)
-                o->queue = SIMMPI_QUEUE_HEAP;
-            else if (strcmp(optarg, "radix") == 0)
-                o->queue = SIMMPI_QUEUE_RADIX;
-            else
+            if ((o->queue = simmpi_queue_named(optarg)) < 0)
                 return cli_usage_error("predict", "--queue: '%s' is not auto, heap or radix", optarg);
             break;
         case 'n':

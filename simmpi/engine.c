@@ -1447,6 +1447,16 @@ void simmpi_options_default(simmpi_options *o)
     o->comp_scale = 1.0;
 }
 
+int simmpi_queue_named(const char *name)
+{
+    static const char *const names[] = {[SIMMPI_QUEUE_AUTO] = "auto", [SIMMPI_QUEUE_HEAP] = "heap",
+                                        [SIMMPI_QUEUE_RADIX] = "radix"};
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 /* The ranks' send numbers (heap order) and event counts, and what else
  * may_run_ahead needs: the least collect cost after a delivery, o_r of the
  * channels some pair of ranks uses. */

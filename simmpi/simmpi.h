@@ -270,6 +270,9 @@ typedef struct simmpi_result {
 /* Defaults: the default platform, block placement, host vectors, scale 1. */
 void simmpi_options_default(simmpi_options *o);
 
+/* "auto", "heap" or "radix": enum simmpi_queue; -1 for anything else. */
+int simmpi_queue_named(const char *name);
+
 /* Runs the simulation.  0: done (res->nstuck > 0 means a deadlock: the
  * prediction is then partial); -1: the trace cannot be followed (err names
  * the rank and event).  Free res with simmpi_result_free. */
