@@ -336,14 +336,18 @@ static void print_header(const report *r)
                res->nnodes == 1 ? "" : "s", r->pf->price_per_node_hour);
 }
 
-static void row(const char *label, uint64_t calls, simtime total, const simmpi_breakdown *b, int comp)
+/* One table row; eol 0 leaves the line open for more columns. */
+static void row(const char *label, uint64_t calls, simtime total, const simmpi_breakdown *b, int comp,
+                int eol)
 {
     char t0[32], t1[32], t2[32], t3[32], t4[32];
-    printf("%-24s %9llu %13s %13s %13s %13s %13s\n", label, (unsigned long long)calls,
+    printf("%-24s %9llu %13s %13s %13s %13s %13s%s", label, (unsigned long long)calls,
            simmpi_fmt_time(total, t0, sizeof t0), comp ? simmpi_fmt_time(b->comp, t1, sizeof t1) : "",
            simmpi_fmt_time(b->ovh, t2, sizeof t2), simmpi_fmt_time(b->xfer, t3, sizeof t3),
-           simmpi_fmt_time(b->syn, t4, sizeof t4));
+           simmpi_fmt_time(b->syn, t4, sizeof t4), eol ? "\n" : "");
 }
+
+_Static_assert(SIMMPI_SITE_OPS == CLI_SITE_OPS, "one marker of a site of several calls");
 
 static void print_ranks(const report *r)
 {
@@ -356,14 +360,14 @@ static void print_ranks(const report *r)
         char label[32];
         snprintf(label, sizeof label, "%u%s", i, rr->complete ? "" : " (incomplete)");
         if (res->nranks <= 64)
-            row(label, rr->b.calls, rr->finish, &rr->b, 1);
+            row(label, rr->b.calls, rr->finish, &rr->b, 1, 1);
         sum.calls += rr->b.calls;
         sum.comp += rr->b.comp;
         sum.ovh += rr->b.ovh;
         sum.xfer += rr->b.xfer;
         sum.syn += rr->b.syn;
     }
-    row("all ranks (sum)", sum.calls, sum.comp + sum.ovh + sum.xfer + sum.syn, &sum, 1);
+    row("all ranks (sum)", sum.calls, sum.comp + sum.ovh + sum.xfer + sum.syn, &sum, 1, 1);
 }
 
 static void print_ops(const report *r)
@@ -373,7 +377,7 @@ static void print_ops(const report *r)
     for (unsigned op = 0; op < PH_OP_LIMIT; op++) {
         const simmpi_breakdown *b = &r->res->ops[op];
         if (b->calls && ph_op(op))
-            row(ph_op(op)->name, b->calls, comm_of(b), b, 0);
+            row(ph_op(op)->name, b->calls, comm_of(b), b, 0, 1);
     }
 }
 
@@ -409,13 +413,16 @@ static void print_sites(const report *r)
         free(ids);
         return;
     }
-    printf("\n%-24s %9s %13s %13s %13s %13s %13s\n", "call site (top by comm)", "calls", "comm", "",
-           "overhead", "transfer", "syn");
+    /* where last: a C++ name does not fit a column */
+    printf("\n%-24s %9s %13s %13s %13s %13s %13s  %-16s %s\n", "call site (top by comm)", "calls", "comm",
+           "", "overhead", "transfer", "syn", "MPI call", "where");
     for (uint32_t i = 0; i < n && i < top; i++) {
-        char where[512];
+        char id[16], where[512];
+        snprintf(id, sizeof id, "%u", ids[i]);
         cli_site_label(r->t, ids[i], where, sizeof where);
         const simmpi_breakdown *b = &r->res->sites[ids[i]];
-        row(where, b->calls, comm_of(b), b, 0);
+        row(id, b->calls, comm_of(b), b, 0, 0);
+        printf("  %-16s %s\n", cli_site_call(r->res->site_op[ids[i]]), where);
     }
     free(ids);
 }
@@ -551,7 +558,8 @@ static json_t *ops_sites_json(const report *r, json_t **sites)
     for (uint32_t i = 0; ids && i < n; i++) {
         char where[512];
         cli_site_label(r->t, ids[i], where, sizeof where);
-        json_t *o = json_pack("{s:I, s:s}", "id", (json_int_t)ids[i], "where", where);
+        json_t *o = json_pack("{s:I, s:s, s:s}", "id", (json_int_t)ids[i], "call",
+                              cli_site_call(r->res->site_op[ids[i]]), "where", where);
         json_object_update_new(o, bd_json(&r->res->sites[ids[i]], 0));
         json_array_append_new(*sites, o);
     }

@@ -518,8 +518,9 @@ static json_t *hot_spots_json(const study *s)
         double comm = (json_number_value(json_object_get(v[i], "overhead_ps")) +
                        json_number_value(json_object_get(v[i], "transfer_ps"))) / 1e12;
         double wait = json_number_value(json_object_get(v[i], "syn_ps")) / 1e12;
-        const char *where = report_jstr(v[i], "where");
-        json_array_append_new(a, json_pack("{s:s, s:I, s:f, s:f, s:f}", "where", where ? where : "?", "calls",
+        const char *where = report_jstr(v[i], "where"), *call = report_jstr(v[i], "call");
+        json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:f, s:f, s:f}", "where", where ? where : "?", "call",
+                                           call ? call : "?", "calls",
                                            json_integer_value(json_object_get(v[i], "calls")), "comm_s", comm,
                                            "wait_s", wait, "share", all > 0 ? (comm + wait) / all : 0));
     }

@@ -61,6 +61,7 @@ typedef struct rank_acc {
 
 typedef struct site_acc {
     uint64_t calls, time_ns;
+    uint16_t op; /* the MPI call made there (cli_site_call) */
 } site_acc;
 
 typedef struct counted_acc {
@@ -188,8 +189,11 @@ static void account(stats *st, rank_acc *a, const ph_event *ev)
     o->calls++;
     o->time_ns += dur;
     if (ev->site < ph_trace_nsites(st->t)) {
-        st->sites[ev->site].calls++;
-        st->sites[ev->site].time_ns += dur;
+        site_acc *sa = &st->sites[ev->site];
+        sa->calls++;
+        sa->time_ns += dur;
+        if (sa->op != ev->op)
+            sa->op = sa->op ? CLI_SITE_OPS : ev->op;
     }
     if (info)
         account_volume(a, o, ev, info->kind);
@@ -423,14 +427,15 @@ static void print_sites(const stats *st)
         free(ids);
         return;
     }
-    printf("\n%s\n%-6s %10s %11s %7s  %s\n", "top call sites by MPI time", "site", "calls", "time",
-           "% MPI", "where");
+    printf("\n%s\n%-6s %10s %11s %7s  %-16s %s\n", "top call sites by MPI time", "site", "calls", "time",
+           "% MPI", "MPI call", "where");
     for (uint32_t i = 0; i < n && i < 10; i++) {
         const site_acc *s = &st->sites[ids[i]];
         char where[512], t[32];
         cli_site_label(st->t, ids[i], where, sizeof where);
-        printf("%-6u %10llu %11s %6.1f%%  %s\n", ids[i], (unsigned long long)s->calls,
-               fmt_time(s->time_ns, t, sizeof t), pct(s->time_ns, st->total.mpi_ns), where);
+        printf("%-6u %10llu %11s %6.1f%%  %-16s %s\n", ids[i], (unsigned long long)s->calls,
+               fmt_time(s->time_ns, t, sizeof t), pct(s->time_ns, st->total.mpi_ns), cli_site_call(s->op),
+               where);
     }
     free(ids);
 }
@@ -487,9 +492,9 @@ static json_t *sites_json(const stats *st)
         char where[512];
         cli_site_label(st->t, ids[i], where, sizeof where);
         json_array_append_new(
-            a, json_pack("{s:I, s:I, s:I, s:s?, s:s?, s:o, s:s}", "id", (json_int_t)ids[i], "calls",
-                         (json_int_t)st->sites[ids[i]].calls, "time_ns",
-                         (json_int_t)st->sites[ids[i]].time_ns, "function", s->function, "file",
+            a, json_pack("{s:I, s:s, s:I, s:I, s:s?, s:s?, s:o, s:s}", "id", (json_int_t)ids[i], "call",
+                         cli_site_call(st->sites[ids[i]].op), "calls", (json_int_t)st->sites[ids[i]].calls,
+                         "time_ns", (json_int_t)st->sites[ids[i]].time_ns, "function", s->function, "file",
                          s->file, "line", s->line > 0 ? json_integer(s->line) : json_null(),
                          "where", where));
     }

@@ -1,8 +1,10 @@
 /* phantom.c - the `phantom` front end: dispatches `phantom VERB ...` to the
  * verb's own file (git-style), and holds the helpers every verb shares so
  * that errors, exit codes and option parsing look the same everywhere. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +272,38 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path ? path : "?";
 }
 
+/* C++ names as the source spells them, by libstdc++'s __cxa_demangle,
+ * loaded at the first mangled name (so a C program's trace never loads
+ * it; every Debian system has libstdc++6, which apt itself needs).
+ * Without it a name stays mangled. */
+typedef char *cxa_demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
+static cxa_demangle_fn *cxa_demangle;
+static pthread_once_t demangle_once = PTHREAD_ONCE_INIT;
+
+static void demangle_load(void)
+{
+    void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+    if (h)
+        *(void **)&cxa_demangle = dlsym(h, "__cxa_demangle");
+}
+
+/* name, demangled into buf when it is a C++ name that demangles. */
+static const char *demangled(const char *name, char *buf, size_t cap)
+{
+    if (strncmp(name, "_Z", 2) != 0)
+        return name;
+    pthread_once(&demangle_once, demangle_load);
+    int status = -1;
+    char *d = cxa_demangle ? cxa_demangle(name, NULL, NULL, &status) : NULL;
+    const char *out = name;
+    if (status == 0 && d) {
+        snprintf(buf, cap, "%s", d);
+        out = buf;
+    }
+    free(d);
+    return out;
+}
+
 void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap)
 {
     const ph_site_info *s = ph_trace_site(t, site);
@@ -277,18 +311,25 @@ void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap)
         snprintf(buf, cap, "%s", s ? "(no stack)" : "?");
         return;
     }
-    if (s->function || s->file) {
-        if (s->file && s->line > 0)
-            snprintf(buf, cap, "%s %s:%d", s->function ? s->function : "?", base_name(s->file), s->line);
-        else
-            snprintf(buf, cap, "%s %s", s->function ? s->function : "?", s->file ? base_name(s->file) : "");
+    int f = sym_user_frame(s); /* the frame finish symbolised */
+    char at[300];
+    snprintf(at, sizeof at, "%s+0x%llx", base_name(s->modules[f < 0 ? 0 : f]),
+             (unsigned long long)s->offsets[f < 0 ? 0 : f]);
+    if (!s->function && !s->file) {
+        snprintf(buf, cap, "%s", at);
         return;
     }
-    int f = sym_user_frame(s);
-    if (f < 0)
-        f = s->nframes ? 0 : -1;
-    if (f < 0)
-        snprintf(buf, cap, "?");
-    else
-        snprintf(buf, cap, "%s+0x%llx", base_name(s->modules[f]), (unsigned long long)s->offsets[f]);
+    char name[512];
+    const char *fn = s->function ? demangled(s->function, name, sizeof name) : "?";
+    if (s->file && s->line > 0)
+        snprintf(buf, cap, "%s %s:%d", fn, base_name(s->file), s->line);
+    else if (s->file)
+        snprintf(buf, cap, "%s %s", fn, base_name(s->file));
+    else /* no line to tell two calls in one function apart: the address does */
+        snprintf(buf, cap, "%s (%s)", fn, at);
+}
+
+const char *cli_site_call(uint16_t op)
+{
+    return op == CLI_SITE_OPS ? "several" : ph_op(op) ? ph_op(op)->name : "?";
 }

@@ -66,8 +66,15 @@ int cli_flush_stdout(const char *verb);
 void cli_warn_incomplete(const char *verb, const ph_rank_reader *r, uint32_t rank,
                          uint64_t events);
 int cli_end_warnings(int rc);
-/* "main lu.c:120", "libfoo.so+0x1234" or "?": where a call site is, for humans. */
+/* Where a call site is, for humans: "main lu.c:120", "Foo::bar()
+ * (libfoo.so+0x1234)" when there is no line, "libfoo.so+0x1234" or "?".
+ * C++ names are demangled. */
 void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap);
+/* The MPI call a call site makes (enum ph_op), or CLI_SITE_OPS for a site
+ * that made several (one call instruction reached through a function
+ * pointer): its name, or "several". */
+#define CLI_SITE_OPS UINT16_MAX
+const char *cli_site_call(uint16_t op);
 
 /* ---- partial replay (plan-loops.c) ---------------------------------------- */
 

@@ -327,10 +327,13 @@ static void html_hot_spots(FILE *f, const json_t *r)
     fprintf(f, "<h2>Hot spots</h2>\n<p>The top call sites by communication and wait time on %.0f node%s of ",
             num(hs, "nodes"), num(hs, "nodes") == 1 ? "" : "s");
     esc(f, report_jstr(hs, "platform"));
-    fputs(" (the recommended choice), summed over ranks.</p>\n<table><tr><th>#</th><th>call site</th>"
-          "<th>calls</th><th>communication</th><th>wait</th><th>share of the ranks' time</th></tr>\n", f);
+    fputs(" (the recommended choice), summed over ranks.</p>\n<table><tr><th>#</th><th>MPI call</th>"
+          "<th>call site</th><th>calls</th><th>communication</th><th>wait</th><th>share of the ranks' time</th>"
+          "</tr>\n", f);
     json_array_foreach(json_object_get(hs, "sites"), i, e) {
-        fprintf(f, "<tr><td class=\"n\">%zu</td><td><code>", i + 1);
+        fprintf(f, "<tr><td class=\"n\">%zu</td><td>", i + 1);
+        esc(f, report_jstr(e, "call"));
+        fputs("</td><td><code>", f);
         esc(f, report_jstr(e, "where"));
         fprintf(f, "</code></td><td class=\"n\">%.0f</td><td class=\"n\">%s</td><td class=\"n\">%s</td>"
                    "<td class=\"n\">%.1f%%</td></tr>\n", num(e, "calls"), report_fmt_time(num(e, "comm_s"), a, sizeof a),
@@ -490,10 +493,12 @@ static void md_hot_spots(FILE *f, const json_t *r)
     char a[32], b[32];
     fprintf(f, "\n## Hot spots\n\nTop call sites on %.0f node%s of ", num(hs, "nodes"), num(hs, "nodes") == 1 ? "" : "s");
     md_cell(f, report_jstr(hs, "platform"));
-    fputs(" (the recommended choice).\n\n| # | call site | calls | communication | wait | share |\n"
-          "|--:|---|--:|--:|--:|--:|\n", f);
+    fputs(" (the recommended choice).\n\n| # | MPI call | call site | calls | communication | wait | share |\n"
+          "|--:|---|---|--:|--:|--:|--:|\n", f);
     json_array_foreach(json_object_get(hs, "sites"), i, e) {
-        fprintf(f, "| %zu | `", i + 1);
+        fprintf(f, "| %zu | ", i + 1);
+        md_cell(f, report_jstr(e, "call"));
+        fputs(" | `", f);
         md_cell(f, report_jstr(e, "where"));
         fprintf(f, "` | %.0f | %s | %s | %.1f%% |\n", num(e, "calls"), report_fmt_time(num(e, "comm_s"), a, sizeof a),
                 report_fmt_time(num(e, "wait_s"), b, sizeof b), num(e, "share") * 100);

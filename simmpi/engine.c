@@ -1124,8 +1124,12 @@ static void call_start(sim *s, srank *r, const ins *in)
     r->site = in->site;
     r->acct.calls++;
     s->res->ops[in->op].calls++;
-    if (in->site < s->res->nsites)
+    if (in->site < s->res->nsites) {
         s->res->sites[in->site].calls++;
+        uint16_t *op = &s->res->site_op[in->site];
+        if (*op != in->op)
+            *op = *op ? SIMMPI_SITE_OPS : in->op;
+    }
     simtime dt = in->comp;
     if (s->credit && in->type == I_POLL)
         dt = spend_credit(s, (uint32_t)(r - s->r), dt);
@@ -1523,7 +1527,8 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     s->res->nsites = src->nsites;
     s->res->ranks = calloc(s->n ? s->n : 1, sizeof *s->res->ranks);
     s->res->sites = calloc(src->nsites + 1, sizeof *s->res->sites);
-    if (!s->res->ranks || !s->res->sites)
+    s->res->site_op = calloc(src->nsites + 1, sizeof *s->res->site_op);
+    if (!s->res->ranks || !s->res->sites || !s->res->site_op)
         return sim_fail(s, "out of memory (%u ranks)", s->n);
     if (o->node_of) {
         s->node_of = o->node_of;
@@ -1592,6 +1597,7 @@ void simmpi_result_free(simmpi_result *res)
         return;
     free(res->ranks);
     free(res->sites);
+    free(res->site_op);
     free(res->stuck);
     free(res);
 }

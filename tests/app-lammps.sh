@@ -5,7 +5,8 @@
 #     table (LAMMPS is deterministic for a fixed seed and rank count);
 #   - the recorder warns about nothing;
 #   - the point-to-point messages and bytes in the trace, per (rank, peer),
-#     equal Open MPI's own count (pml monitoring) of the same execution.
+#     equal Open MPI's own count (pml monitoring) of the same execution;
+#   - its C++ call sites are shown demangled.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 need mpirun
 need python3
@@ -35,4 +36,21 @@ check_recorded_trace
 python3 "$top_srcdir/tests/count_p2p.py" "$WORK/dump.jsonl" "$WORK/mon" 2 > "$WORK/count" ||
   fail "point-to-point counts differ from Open MPI's: $(cat "$WORK/count")"
 cat "$WORK/count"
+
+# LAMMPS is C++ without debug information: its call sites are symbols,
+# shown demangled (c++filt, binutils', is the oracle) with the address that
+# tells a function's calls apart.
+"$PHANTOM" stats "$WORK/trace" --json > "$WORK/stats.json" || fail "phantom stats --json"
+python3 - "$WORK/stats.json" <<'PY' || fail "LAMMPS call sites are not shown demangled"
+import json, subprocess, sys
+sites = [s for s in json.load(open(sys.argv[1]))["sites"] if (s["function"] or "").startswith("_Z")]
+if len(sites) < 4: sys.exit(f"{len(sites)} C++ call sites: {sites}")
+names = subprocess.run(["c++filt"], input="\n".join(s["function"] for s in sites), capture_output=True,
+                       text=True, check=True).stdout.splitlines()
+for s, name in zip(sites, names):
+    rest = s["where"][len(name):]
+    if not s["where"].startswith(name + " (liblammps") or "+0x" not in rest or not rest.endswith(")"):
+        sys.exit(f"site {s['id']}: {s['where']!r}, c++filt says {name!r}")
+print(f"{len(sites)} C++ call sites demangled, e.g. {sites[0]['where']}")
+PY
 echo "ok: LAMMPS melt, 2 ranks: thermo table unchanged, $(grep -c . "$WORK/dump.jsonl") dump lines"

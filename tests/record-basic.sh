@@ -10,9 +10,12 @@ N=64 IT=25
 grep -q "stencil: 64 x 64 grid, 4 ranks, 25 iterations" "$WORK/out" || fail "stencil output changed"
 "$PHANTOM" dump "$WORK/s.trace" --json > "$WORK/d.jsonl"
 "$PHANTOM" stats "$WORK/s.trace" --json > "$WORK/stats.json"
-python3 - "$WORK/d.jsonl" "$WORK/stats.json" "$WORK/s.trace/meta.json" $N $IT <<'PY'
+"$PHANTOM" predict "$WORK/s.trace" --platform "$top_srcdir/platforms/ib-qdr.conf" --top 100 --json \
+  > "$WORK/predict.json" 2> "$WORK/predict.err" || fail "phantom predict: $(cat "$WORK/predict.err")"
+python3 - "$WORK/d.jsonl" "$WORK/stats.json" "$WORK/s.trace/meta.json" $N $IT "$WORK/predict.json" <<'PY'
 import json, sys
 dump, stats, meta, N, IT = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+predict = json.load(open(sys.argv[6]))
 ev = [json.loads(l) for l in open(dump) if '"op"' in l]
 def die(msg): print("FAIL:", msg); sys.exit(1)
 nallreduce = len([it for it in range(IT) if it % 10 == 9 or it == IT - 1])
@@ -59,5 +62,19 @@ for rk in s["ranks"]:
     sent = rk["ops"]["MPI_Isend"]["bytes_sent"]
     if sent != nb * IT * 8 * N: die(f"rank {r}: stats bytes_sent {sent} != {nb * IT * 8 * N}")
     if not rk["complete"]: die(f"rank {r}: stream not complete")
+# Each site's MPI call, in stats and in predict, is the one its events made
+# (one source line, one call); stats lists every site, predict those with calls.
+op_at = {}
+for e in ev:
+    op_at.setdefault(e["site"], set()).add(e["op"])
+if any(len(v) != 1 for v in op_at.values()): die(f"a site with several calls: {op_at}")
+for tool, listed in (("stats", s["sites"]), ("predict", predict["sites"])):
+    got = {x["id"]: x["call"] for x in listed}
+    want = {k: next(iter(v)) for k, v in op_at.items() if k in got}
+    if got != want or (tool == "stats" and set(got) != set(op_at)):
+        die(f"{tool}: MPI call per site {got}, want {want}")
+    for x in listed:
+        if x["where"] != next(y["where"] for y in s["sites"] if y["id"] == x["id"]):
+            die(f"{tool}: site {x['id']} is at {x['where']!r}, stats says otherwise")
 print("record-basic: ok")
 PY

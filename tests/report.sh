@@ -97,6 +97,11 @@ hs = r["hot_spots"]["sites"]
 keys = [s["comm_s"] + s["wait_s"] for s in hs]
 if not 1 <= len(hs) <= 10 or keys != sorted(keys, reverse=True):
     die("hot spots not the top ones in order: %r" % keys)
+chosen = docs[[q for q in base_preds if q["platform"] == r["hot_spots"]["platform"]
+               and q["nodes"] == r["hot_spots"]["nodes"]][0]["file"]]
+calls = {x["where"]: x["call"] for x in chosen["sites"]}
+if any(s["call"] != calls[s["where"]] or not s["call"].startswith("MPI_") for s in hs):
+    die("hot spots' MPI calls %r, the prediction's %r" % ([s["call"] for s in hs], calls))
 if len(r["what_if"]) != 8:
     die("%d what-if rows, not 8" % len(r["what_if"]))
 for w in r["what_if"]:

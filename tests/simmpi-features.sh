@@ -88,5 +88,8 @@ ranks = sum(comm(r) for r in d["ranks"])
 assert sum(comm(b) for b in d["ops"].values()) == ranks
 assert sum(comm(s) for s in d["sites"]) == ranks
 assert d["ops"]["MPI_Waitall"]["calls"] == 12 * 5 and d["ops"]["MPI_Irecv"]["calls"] == 12 * 5 * 6
+# synth gives every call one site: a site of several MPI calls
+assert [(s["id"], s["call"], s["calls"]) for s in d["sites"]] == \
+    [(0, "several", sum(b["calls"] for b in d["ops"].values()))], d["sites"]
 PY
 echo "features checked"
