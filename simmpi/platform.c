@@ -296,23 +296,21 @@ static char *trim(char *s)
     return s;
 }
 
-/* Intra-node values not given in the file default to the inter-node ones,
- * and o_iprobe to o_poll. */
+/* Intra-node values not given in the file default to the inter-node ones
+ * given, and o_iprobe to o_poll. */
 static void inherit(simmpi_platform *p, const unsigned seen[3])
 {
-    unsigned intra_seen = seen[CH_INTRA], inter_seen = seen[CH_INTER];
     if ((seen[POLL_KEYS] & 3) == 1)
         p->o_iprobe = p->o_poll;
-    simtime *dst[] = {&p->intra.o_s, &p->intra.o_r, &p->intra.L, &p->intra.o_prime};
-    simtime *src[] = {&p->inter.o_s, &p->inter.o_r, &p->inter.L, &p->inter.o_prime};
-    for (int i = 0; i < 4; i++)
-        if (!(intra_seen & (1u << i)) && (inter_seen & (1u << i)))
+    unsigned take = seen[CH_INTER] & ~seen[CH_INTRA]; /* bit i: loggp_key's names[i] */
+    uint64_t *dst[] = {&p->intra.o_s, &p->intra.o_r, &p->intra.L, &p->intra.o_prime, &p->intra.G_fs,
+                       &p->intra.eager_limit};
+    const uint64_t *src[] = {&p->inter.o_s, &p->inter.o_r, &p->inter.L, &p->inter.o_prime, &p->inter.G_fs,
+                             &p->inter.eager_limit};
+    for (int i = 0; i < 6; i++)
+        if (take & (1u << i))
             *dst[i] = *src[i];
-    if (!(intra_seen & 16) && (inter_seen & 16))
-        p->intra.G_fs = p->inter.G_fs;
-    if (!(intra_seen & 32) && (inter_seen & 32))
-        p->intra.eager_limit = p->inter.eager_limit;
-    if (!(intra_seen & 64) && (inter_seen & 64))
+    if (take & (1u << 6))
         p->intra.half_duplex_ppm = p->inter.half_duplex_ppm;
 }
 

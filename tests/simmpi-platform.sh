@@ -86,6 +86,31 @@ rc=0; $PREDICT "$WORK/e" --platform "$WORK/plat.conf" --map "$WORK/short" 2> "$W
 expect "short map: status" $rc 1
 grep -q "short: 1 node numbers for a trace of 2 ranks" "$WORK/err" || fail "short map file not reported"
 
+# Intra-node values not given take the inter-node ones: with all seven LogGP
+# keys given unprefixed only, eight ranks on one node finish as on eight
+# nodes.  And each key counts here (so that the equality can fail): giving
+# its intra-node key its default value changes the one-node prediction.
+# 1500-byte halos both ways at once: rendezvous above this eager_limit,
+# eager below the default 4096, and half duplex holds a rank's other way.
+# (2 x 2 x 2: no rank is its own neighbour, as messages to oneself take the
+# intra-node channel wherever the rank is.)
+"$SYNTH" stencil "$WORK/st" --dims 2,2,2 --iters 3 --bytes 1500 --comp 2000 > /dev/null ||
+  fail "simmpi/synth stencil"
+finishes() { q "[r['finish_ps'] for r in d['ranks']]"; }
+plat "half_duplex = 0.5"
+predict "$WORK/st"
+expect "inherit: 8 nodes" "$(q "d['nnodes']")" 8
+inter=$(finishes)
+predict "$WORK/st" --ppn 8
+expect "inherit: 1 node" "$(q "d['nnodes']")" 1
+expect "intra-node values not given follow the inter-node ones" "$(finishes)" "$inter"
+for kv in o_s=200ns o_r=200ns L=200ns o_prime=100ns G=0.1 eager_limit=4096 half_duplex=full; do
+  plat "half_duplex = 0.5
+intra.${kv%%=*} = ${kv#*=}"
+  predict "$WORK/st" --ppn 8
+  [ "$(finishes)" != "$inter" ] || fail "inherit: intra.${kv%%=*} makes no difference to this workload"
+done
+
 # What-if: comp=0.5 halves every computation unit, net=2 doubles the network.
 plat
 predict "$WORK/e" --what-if comp=0.5
