@@ -349,25 +349,40 @@ static void row(const char *label, uint64_t calls, simtime total, const simmpi_b
 
 _Static_assert(SIMMPI_SITE_OPS == CLI_SITE_OPS, "one marker of a site of several calls");
 
+static void rank_row(const simmpi_result *res, uint32_t i, const char *what)
+{
+    const simmpi_rank_result *rr = &res->ranks[i];
+    char label[48];
+    snprintf(label, sizeof label, "%u%s%s", i, what, rr->complete ? "" : " (incomplete)");
+    row(label, rr->b.calls, rr->finish, &rr->b, 1, 1);
+}
+
 static void print_ranks(const report *r)
 {
     const simmpi_result *res = r->res;
     printf("\n%-24s %9s %13s %13s %13s %13s %13s\n", "rank", "calls", "finish", "comp", "overhead",
            "transfer", "syn");
     simmpi_breakdown sum = {0};
+    uint32_t first = 0, last = 0; /* the ranks that finish first and last (the lowest of equals) */
     for (uint32_t i = 0; i < res->nranks; i++) {
         const simmpi_rank_result *rr = &res->ranks[i];
-        char label[32];
-        snprintf(label, sizeof label, "%u%s", i, rr->complete ? "" : " (incomplete)");
         if (res->nranks <= 64)
-            row(label, rr->b.calls, rr->finish, &rr->b, 1, 1);
+            rank_row(res, i, "");
+        first = rr->finish < res->ranks[first].finish ? i : first;
+        last = rr->finish > res->ranks[last].finish ? i : last;
         sum.calls += rr->b.calls;
         sum.comp += rr->b.comp;
         sum.ovh += rr->b.ovh;
         sum.xfer += rr->b.xfer;
         sum.syn += rr->b.syn;
     }
+    if (res->nranks > 64) { /* too many to list: the two that bound the spread */
+        rank_row(res, last, " (finishes last)");
+        rank_row(res, first, " (finishes first)");
+    }
     row("all ranks (sum)", sum.calls, sum.comp + sum.ovh + sum.xfer + sum.syn, &sum, 1, 1);
+    if (res->nranks > 64)
+        printf("(every rank: --json)\n");
 }
 
 static void print_ops(const report *r)

@@ -92,4 +92,20 @@ assert d["ops"]["MPI_Waitall"]["calls"] == 12 * 5 and d["ops"]["MPI_Irecv"]["cal
 assert [(s["id"], s["call"], s["calls"]) for s in d["sites"]] == \
     [(0, "several", sum(b["calls"] for b in d["ops"].values()))], d["sites"]
 PY
+# Past 64 ranks the table lists the ranks that finish last and first (the
+# lowest of equals), not every rank.
+"$SYNTH" stencil "$WORK/st75" --dims 5,5,3 --iters 2 --bytes 3000 --comp 3000 > /dev/null ||
+  fail "simmpi/synth stencil 5x5x3"
+predict "$WORK/st75"
+$PREDICT "$WORK/st75" --platform "$WORK/plat.conf" > "$WORK/t75.txt" || fail "predict 75 ranks: table"
+python3 - "$WORK/p.json" "$WORK/t75.txt" <<'PY' || fail "75 ranks: the rank table's last and first"
+import json, re, sys
+f = [r["finish_ps"] for r in json.load(open(sys.argv[1]))["ranks"]]
+want = [f"{f.index(max(f))} (finishes last)", f"{f.index(min(f))} (finishes first)", "all ranks (sum)"]
+text = open(sys.argv[2]).read()
+block = text.split("\nrank ", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+got = [re.split(r"\s{2,}", l.strip())[0] for l in block]
+assert len(f) == 75 and max(f) != min(f), f
+assert got == want + ["(every rank: --json)"], (got, want)
+PY
 echo "features checked"
