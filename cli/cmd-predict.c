@@ -347,8 +347,6 @@ static void row(const char *label, uint64_t calls, simtime total, const simmpi_b
            simmpi_fmt_time(b->syn, t4, sizeof t4), eol ? "\n" : "");
 }
 
-_Static_assert(SIMMPI_SITE_OPS == CLI_SITE_OPS, "one marker of a site of several calls");
-
 static void rank_row(const simmpi_result *res, uint32_t i, const char *what)
 {
     const simmpi_rank_result *rr = &res->ranks[i];

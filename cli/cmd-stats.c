@@ -61,7 +61,7 @@ typedef struct rank_acc {
 
 typedef struct site_acc {
     uint64_t calls, time_ns;
-    uint16_t op; /* the MPI call made there (cli_site_call) */
+    uint16_t op; /* the MPI call made there (ph_site_op_note) */
 } site_acc;
 
 typedef struct counted_acc {
@@ -192,8 +192,7 @@ static void account(stats *st, rank_acc *a, const ph_event *ev)
         site_acc *sa = &st->sites[ev->site];
         sa->calls++;
         sa->time_ns += dur;
-        if (sa->op != ev->op)
-            sa->op = sa->op ? CLI_SITE_OPS : ev->op;
+        ph_site_op_note(&sa->op, ev->op);
     }
     if (info)
         account_volume(a, o, ev, info->kind);

@@ -331,5 +331,5 @@ void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap)
 
 const char *cli_site_call(uint16_t op)
 {
-    return op == CLI_SITE_OPS ? "several" : ph_op(op) ? ph_op(op)->name : "?";
+    return op == PH_SITE_OPS ? "several" : ph_op(op) ? ph_op(op)->name : "?";
 }

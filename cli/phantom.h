@@ -70,10 +70,8 @@ int cli_end_warnings(int rc);
  * (libfoo.so+0x1234)" when there is no line, "libfoo.so+0x1234" or "?".
  * C++ names are demangled. */
 void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap);
-/* The MPI call a call site makes (enum ph_op), or CLI_SITE_OPS for a site
- * that made several (one call instruction reached through a function
- * pointer): its name, or "several". */
-#define CLI_SITE_OPS UINT16_MAX
+/* The name of the MPI call a call site makes (ph_site_op_note), "several"
+ * for PH_SITE_OPS. */
 const char *cli_site_call(uint16_t op);
 
 /* ---- partial replay (plan-loops.c) ---------------------------------------- */

@@ -216,6 +216,15 @@ static inline uint64_t ph_unit_ns(uint64_t prev_exit, uint64_t t_entry, uint64_t
     uint64_t gap = t_entry > prev_exit ? t_entry - prev_exit : 0;
     return gap > probe_gap_ns ? gap - probe_gap_ns : 0;
 }
+/* The MPI call a call site makes, noted call by call into *op (0 before
+ * any): PH_SITE_OPS once the site has made two different ones (one call
+ * instruction reached through a function pointer). */
+#define PH_SITE_OPS UINT16_MAX
+static inline void ph_site_op_note(uint16_t *op, uint16_t call)
+{
+    if (*op != call)
+        *op = *op ? PH_SITE_OPS : call;
+}
 /* meta.json value by key path ("mpi.version"), as a string; NULL if absent. */
 const char *ph_trace_meta(const ph_trace *t, const char *key);
 uint32_t ph_trace_ncomms(const ph_trace *t);

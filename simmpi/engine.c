@@ -1126,9 +1126,7 @@ static void call_start(sim *s, srank *r, const ins *in)
     s->res->ops[in->op].calls++;
     if (in->site < s->res->nsites) {
         s->res->sites[in->site].calls++;
-        uint16_t *op = &s->res->site_op[in->site];
-        if (*op != in->op)
-            *op = *op ? SIMMPI_SITE_OPS : in->op;
+        ph_site_op_note(&s->res->site_op[in->site], in->op);
     }
     simtime dt = in->comp;
     if (s->credit && in->type == I_POLL)

@@ -237,10 +237,6 @@ typedef struct simmpi_stuck {
     char what[400];
 } simmpi_stuck;
 
-/* simmpi_result.site_op of a call site where more than one MPI call was made
- * (one call instruction reached through a function pointer). */
-#define SIMMPI_SITE_OPS UINT16_MAX
-
 typedef struct simmpi_result {
     uint32_t nranks, nnodes;
     simtime total;            /* max over ranks of finish */
@@ -251,7 +247,7 @@ typedef struct simmpi_result {
     uint32_t nsites;
     simmpi_breakdown *sites;  /* per trace-wide call site */
     uint16_t *site_op;        /* per call site, the MPI call made there (enum ph_op):
-                               * 0 before any, SIMMPI_SITE_OPS when it saw several */
+                               * ph_site_op_note's, PH_SITE_OPS when it saw several */
     uint64_t coll_calls[SIMMPI_NCOLL][16]; /* collective calls by algorithm */
     /* Set when the simulation could not finish (a deadlock): the stuck ranks. */
     simmpi_stuck *stuck;
