@@ -311,10 +311,11 @@ void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap)
         snprintf(buf, cap, "%s", s ? "(no stack)" : "?");
         return;
     }
-    int f = sym_user_frame(s); /* the frame finish symbolised */
+    int f = sym_user_frame(s); /* the frame finish symbolised; the first if all are MPI's */
+    if (f < 0)
+        f = 0;
     char at[300];
-    snprintf(at, sizeof at, "%s+0x%llx", base_name(s->modules[f < 0 ? 0 : f]),
-             (unsigned long long)s->offsets[f < 0 ? 0 : f]);
+    snprintf(at, sizeof at, "%s+0x%llx", base_name(s->modules[f]), (unsigned long long)s->offsets[f]);
     if (!s->function && !s->file) {
         snprintf(buf, cap, "%s", at);
         return;
