@@ -151,34 +151,9 @@ static int parse_args(int argc, char **argv, popts *o)
 
 /* ---- rank placement ------------------------------------------------------------------- */
 
-/* A map file: one node number per rank, in rank order; '#' comments. */
-static int read_map_file(const char *path, uint32_t n, uint32_t *node_of)
+static int map_is_file(const popts *o)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return cli_error("predict", "--map %s: cannot open: %s", path, strerror(errno));
-    char line[256];
-    uint32_t k = 0, lineno = 0;
-    int rc = CLI_OK;
-    while (rc == CLI_OK && fgets(line, sizeof line, f)) {
-        lineno++;
-        line[strcspn(line, "#\r\n")] = 0;
-        char *s = line + strspn(line, " \t");
-        if (!*s)
-            continue;
-        s[strcspn(s, " \t")] = 0;
-        uint32_t node;
-        if (cli_parse_u32(s, 0, UINT32_MAX - 1, &node) != 0)
-            rc = cli_error("predict", "%s:%u: '%s' is not a node number", path, lineno, s);
-        else if (k >= n)
-            rc = cli_error("predict", "%s:%u: more lines than the trace's %u ranks", path, lineno, n);
-        else
-            node_of[k++] = node;
-    }
-    fclose(f);
-    if (rc == CLI_OK && k != n)
-        rc = cli_error("predict", "%s: %u node numbers for a trace of %u ranks", path, k, n);
-    return rc;
+    return o->map && strcmp(o->map, "block") != 0 && strcmp(o->map, "cyclic") != 0;
 }
 
 static int build_map(const popts *o, uint32_t n, uint32_t ppn, uint32_t **out)
@@ -193,8 +168,11 @@ static int build_map(const popts *o, uint32_t n, uint32_t ppn, uint32_t **out)
     if (strcmp(o->map, "cyclic") == 0)
         for (uint32_t i = 0; i < n; i++)
             node_of[i] = simmpi_node_cyclic(i, n, ppn);
-    else
-        rc = read_map_file(o->map, n, node_of);
+    else {
+        ph_err err = {0};
+        if (ph_node_map_read(o->map, n, node_of, &err) < 0)
+            rc = cli_error("predict", "--map %s", err.msg);
+    }
     if (rc != CLI_OK)
         free(node_of);
     else
@@ -319,9 +297,12 @@ static void print_header(const report *r)
 {
     char a[32], b[32];
     const simmpi_result *res = r->res;
-    printf("trace %s: %u ranks on %u node%s of %s (%u ranks per node, %s model)\n",
-           ph_trace_dir(r->t), res->nranks, res->nnodes, res->nnodes == 1 ? "" : "s", r->pf->name,
-           r->ppn, r->pf->network_model);
+    printf("trace %s: %u ranks on %u node%s of %s (", ph_trace_dir(r->t), res->nranks, res->nnodes,
+           res->nnodes == 1 ? "" : "s", r->pf->name);
+    if (map_is_file(r->o))
+        printf("placed by %s, %s model)\n", r->o->map, r->pf->network_model);
+    else
+        printf("%u ranks per node, %s model)\n", r->ppn, r->pf->network_model);
     if (r->o->comp_scale != 1.0 || r->o->net_scale != 1.0)
         printf("what-if: computation x %g, network x %g\n", r->o->comp_scale, r->o->net_scale);
     if (r->pf->noise_period)
@@ -605,10 +586,11 @@ static int print_json(const report *r)
     json_t *doc = json_pack(
         "{s:s, s:s, s:I, s:I, s:I, s:{s:f, s:f}, s:I, s:f, s:I, s:f}", "trace", ph_trace_dir(r->t),
         "platform", r->pf->name, "nranks", (json_int_t)res->nranks, "nnodes",
-        (json_int_t)res->nnodes, "ppn", (json_int_t)r->ppn, "what_if", "comp", r->o->comp_scale,
+        (json_int_t)res->nnodes, "ppn", (json_int_t)(map_is_file(r->o) ? 0 : r->ppn), "what_if", "comp", r->o->comp_scale,
         "net", r->o->net_scale, "predicted_ps", (json_int_t)res->total, "predicted_s",
         secs(res->total), "measured_ns", (json_int_t)res->measured_ns, "cost", cost_of(r));
     json_object_set_new(doc, "platform_file", json_string(r->o->platform));
+    json_object_set_new(doc, "map", json_string(r->o->map ? r->o->map : "block"));
     json_object_set_new(doc, "host_probe_gap_ns", json_integer((json_int_t)r->probe_ns));
     json_object_set_new(doc, "price_per_node_hour", json_real(r->pf->price_per_node_hour));
     json_object_set_new(doc, "calibrated", r->pf->calibrated[0] ? json_string(r->pf->calibrated) : json_null());

@@ -6,7 +6,6 @@
  * Its replay subgroup is the set of ranks on its node, replayed together so
  * that they contend for the node as in the real run (Section 4.3).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -96,56 +95,11 @@ int cl_representatives(const cl_points *p, const uint32_t *label, uint32_t ngrou
 
 /* ---- nodes --------------------------------------------------------------------- */
 
-/* One node name per line, in rank order; equal names are one node. */
-static int map_file(uint32_t nranks, const char *file, uint32_t *node, ph_err *err)
-{
-    FILE *f = fopen(file, "r");
-    if (!f) {
-        ph_err_set(err, "%s: cannot open: %s", file, strerror(errno));
-        return -1;
-    }
-    char line[512], (*names)[128] = malloc(((size_t)nranks + 1) * sizeof *names);
-    uint32_t r = 0, nnodes = 0, lineno = 0;
-    int rc = -1;
-    if (!names) {
-        ph_err_set(err, "out of memory");
-        goto out;
-    }
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        char *s = line, *e;
-        while (isspace((unsigned char)*s))
-            s++;
-        for (e = s; *e && !isspace((unsigned char)*e) && *e != '#';)
-            e++;
-        if (e == s)
-            continue; /* blank or comment */
-        if (r == nranks) {
-            ph_err_set(err, "%s:%u: more nodes than the %u ranks of the trace", file, lineno, nranks);
-            goto out;
-        }
-        snprintf(names[r], sizeof names[r], "%.*s", (int)(e - s), s);
-        uint32_t k = 0;
-        while (k < r && strcmp(names[k], names[r]) != 0) /* small maps: a linear search is fine */
-            k++;
-        node[r] = k < r ? node[k] : nnodes++;
-        r++;
-    }
-    if (r < nranks)
-        ph_err_set(err, "%s: names the node of %u ranks, the trace has %u", file, r, nranks);
-    else
-        rc = (int)nnodes;
-out:
-    free(names);
-    fclose(f);
-    return rc;
-}
-
 int cl_map_nodes(uint32_t nranks, uint32_t ppn, enum cl_map_kind kind, const char *file,
                  uint32_t *node, ph_err *err)
 {
     if (kind == CL_MAP_FILE)
-        return map_file(nranks, file, node, err);
+        return ph_node_map_read(file, nranks, node, err);
     if (ppn == 0) {
         ph_err_set(err, "processes per node must be at least 1");
         return -1;

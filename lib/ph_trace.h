@@ -289,6 +289,13 @@ void ph_writer_abort(ph_writer *w);
 const char *ph_rank_special_name(int32_t rank); /* "ANY_SOURCE", ... or NULL */
 /* Ranks list "0-3,8-11" -> bitmap of n; returns -1 with err on bad syntax. */
 int ph_parse_ranks(const char *spec, uint32_t n, uint8_t *bitmap, ph_err *err);
+/* A map file (--map FILE of cluster and predict): the node of each of the
+ * nranks ranks, in rank order, one word each, any number of words a line,
+ * '#' to the end of a line a comment.  A word is a node's name or number;
+ * equal words are one node.  node_of gets the nodes numbered 0, 1, ... in
+ * the order they first appear; returns how many there are, or -1 with err
+ * naming the file (and line). */
+int ph_node_map_read(const char *path, uint32_t nranks, uint32_t *node_of, ph_err *err);
 /* qsort's comparison of two uint64_t. */
 int ph_cmp_u64(const void *a, const void *b);
 /* A tool's own part of every gap it times (the recorder's, the replayer's:

@@ -73,7 +73,8 @@ for g in d["groups"]:
     assert g["replay_ranks"] == ",".join(str(n + 4 * i) for i in range(4)), g
 PY
 printf '# two big nodes\n' > "$WORK/map"
-for r in $(seq 0 15); do [ $r -lt 6 ] && echo nodeA >> "$WORK/map" || echo "nodeB  # rank $r" >> "$WORK/map"; done
+echo "nodeA nodeA nodeA" >> "$WORK/map" # words, any number a line
+for r in $(seq 3 15); do [ $r -lt 6 ] && echo nodeA >> "$WORK/map" || echo "nodeB  # rank $r" >> "$WORK/map"; done
 $CLUSTER "$WORK/lu" --map "$WORK/map" -o "$WORK/f.json" > /dev/null || fail "map file"
 python3 - "$WORK/f.json" <<'PY' || fail "file mapping: replay ranks"
 import json, sys

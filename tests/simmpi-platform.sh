@@ -81,10 +81,24 @@ predict "$WORK/e" --map "$WORK/map"
 expect "map file: same node" "$(q "d['ranks'][1]['finish_ps']")" $(( (4000 + 100 + 300 + 200) * 1000 ))
 predict "$WORK/e" --ppn 2 --map cyclic
 expect "cyclic over 1 node" "$(q "d['ranks'][1]['finish_ps']")" $(( (4000 + 100 + 300 + 200) * 1000 ))
+# The map file is cluster's: a word per rank names its node, host names
+# or numbers, any number a line; nodes are counted, not numbered by the file.
+printf 'node-a node-a  # one line\n' > "$WORK/map"
+predict "$WORK/e" --map "$WORK/map"
+expect "map file, names on one line: same node" "$(q "d['ranks'][1]['finish_ps']")" $(( (4000 + 100 + 300 + 200) * 1000 ))
+expect "map file: JSON names it" "$(q "d['map'] == '$WORK/map' and d['ppn'] == 0")" True
+printf '3\n9\n' > "$WORK/map"
+predict "$WORK/e" --map "$WORK/map"
+expect "map file, nodes 3 and 9: inter-node" "$(q "d['ranks'][1]['finish_ps']")" $(( (4000 + 1000 + 100 + 5000 + 2000) * 1000 ))
+expect "map file, nodes 3 and 9: two nodes" "$(q "d['nnodes']")" 2
 printf '0\n' > "$WORK/short"
 rc=0; $PREDICT "$WORK/e" --platform "$WORK/plat.conf" --map "$WORK/short" 2> "$WORK/err" || rc=$?
 expect "short map: status" $rc 1
-grep -q "short: 1 node numbers for a trace of 2 ranks" "$WORK/err" || fail "short map file not reported"
+grep -q "short: names the node of 1 rank, the trace has 2" "$WORK/err" || fail "short map file not reported"
+printf '0 0 1\n' > "$WORK/long"
+rc=0; $PREDICT "$WORK/e" --platform "$WORK/plat.conf" --map "$WORK/long" 2> "$WORK/err" || rc=$?
+expect "long map: status" $rc 1
+grep -q "long:1: more nodes than the 2 ranks of the trace" "$WORK/err" || fail "long map file not reported"
 
 # Intra-node values not given take the inter-node ones: with all seven LogGP
 # keys given unprefixed only, eight ranks on one node finish as on eight
