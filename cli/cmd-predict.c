@@ -312,9 +312,14 @@ static void print_header(const report *r)
     if (res->measured_ns)
         printf("   (measured on the host: %s)", simmpi_fmt_time(res->measured_ns * 1000, b, sizeof b));
     printf("\n");
-    if (r->pf->price_per_node_hour > 0)
-        printf("cost: %.4f (%u node%s at %g per node-hour)\n", cost_of(r), res->nnodes,
-               res->nnodes == 1 ? "" : "s", r->pf->price_per_node_hour);
+    if (r->pf->price_per_node_hour > 0) {
+        /* four decimals for money, significant digits for a short run's fraction of a cent */
+        double cost = cost_of(r);
+        char c[32];
+        snprintf(c, sizeof c, cost >= 0.01 || cost == 0 ? "%.4f" : "%.3g", cost);
+        printf("cost: %s (%u node%s at %g per node-hour)\n", c, res->nnodes, res->nnodes == 1 ? "" : "s",
+               r->pf->price_per_node_hour);
+    }
 }
 
 /* One table row; eol 0 leaves the line open for more columns. */

@@ -155,4 +155,10 @@ done
 plat "price_per_node_hour = 3600"
 predict "$WORK/e"
 expect "cost" "$(q "round(d['cost'] * 1e12)")" $(( 2 * (4000 + 1000 + 100 + 5000 + 2000) * 1000 ))
+# On the terminal: money to four decimals, a fraction of a cent in significant digits.
+$PREDICT "$WORK/e" --platform "$WORK/plat.conf" | grep -qx "cost: 2.42e-05 (2 nodes at 3600 per node-hour)" ||
+  fail "cost below a cent: $($PREDICT "$WORK/e" --platform "$WORK/plat.conf" | grep cost)"
+plat "price_per_node_hour = 3.6e9"
+$PREDICT "$WORK/e" --platform "$WORK/plat.conf" | grep -qx "cost: 24.2000 (2 nodes at 3.6e+09 per node-hour)" ||
+  fail "cost: $($PREDICT "$WORK/e" --platform "$WORK/plat.conf" | grep cost)"
 echo "platform files checked"
