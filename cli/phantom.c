@@ -287,9 +287,26 @@ static void demangle_load(void)
         *(void **)&cxa_demangle = dlsym(h, "__cxa_demangle");
 }
 
-/* name, demangled into buf when it is a C++ name that demangles. */
+/* A gfortran module procedure's symbol, __MODULE_MOD_PROC, as gdb and
+ * the source name it (MODULE::PROC); NULL if name is none.  (Its DWARF
+ * name sits in a DW_TAG_module, where libdw's scope lookup does not go,
+ * so finish records the symbol.) */
+static const char *fortran_module_name(const char *name, char *buf, size_t cap)
+{
+    const char *mod = strstr(name, "_MOD_");
+    if (strncmp(name, "__", 2) != 0 || !mod || mod == name + 2 || !mod[5])
+        return NULL;
+    snprintf(buf, cap, "%.*s::%s", (int)(mod - name - 2), name + 2, mod + 5);
+    return buf;
+}
+
+/* name, demangled into buf when it is a C++ name that demangles or a
+ * Fortran module procedure's. */
 static const char *demangled(const char *name, char *buf, size_t cap)
 {
+    const char *fortran = fortran_module_name(name, buf, cap);
+    if (fortran)
+        return fortran;
     if (strncmp(name, "_Z", 2) != 0)
         return name;
     pthread_once(&demangle_once, demangle_load);

@@ -78,3 +78,20 @@ for tool, listed in (("stats", s["sites"]), ("predict", predict["sites"])):
             die(f"{tool}: site {x['id']} is at {x['where']!r}, stats says otherwise")
 print("record-basic: ok")
 PY
+
+# A call in a Fortran module procedure: gfortran's symbol is
+# __halo_MOD_exchange, the site reads halo::exchange as the source does.
+fprog=$(cd "$WORK" && build_prog fmodule.f90)
+"$PHANTOM" record -o "$WORK/f.trace" -- mpirun --oversubscribe -np 3 "$fprog" > "$WORK/out" 2>&1 \
+  || { cat "$WORK/out"; fail "fmodule under phantom record"; }
+"$PHANTOM" stats "$WORK/f.trace" --json > "$WORK/fstats.json" || fail "phantom stats fmodule"
+"$PHANTOM" predict "$WORK/f.trace" --platform "$top_srcdir/platforms/ib-qdr.conf" > "$WORK/fpredict.txt" ||
+  fail "phantom predict fmodule"
+python3 - "$WORK/fstats.json" <<'PY' || fail "the Fortran module procedure's call site"
+import json, sys
+s = [x for x in json.load(open(sys.argv[1]))["sites"] if x["call"] == "MPI_Sendrecv_replace"]
+if len(s) != 1 or s[0]["function"] != "__halo_MOD_exchange" or s[0]["where"] != "halo::exchange fmodule.f90:14":
+    sys.exit(f"Sendrecv_replace sites: {s}")
+PY
+grep -Eq " MPI_Sendrecv_replace +halo::exchange fmodule.f90:14$" "$WORK/fpredict.txt" ||
+  fail "predict's site table: $(grep Sendrecv_replace "$WORK/fpredict.txt")"
