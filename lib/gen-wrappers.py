@@ -165,7 +165,10 @@ def gen_ops_h(calls, out):
     w('extern const ph_op_info ph_ops[PH_OP_LIMIT];\n')
     w('/* Functions that are counted, not sequenced (local calls), then unknown ones. */\n')
     w('extern const char *const ph_counted_names[];\nextern const unsigned ph_ncounted, ph_nknown_counted;\n')
-    w('const ph_op_info *ph_op(unsigned op); /* NULL when op is not a valid id */\n')
+    w('/* NULL when op is not a valid id.  Inline: the reader asks it for every\n'
+      ' * event it decodes, the recorder for every call it writes. */\n')
+    w('static inline const ph_op_info *ph_op(unsigned op)\n{\n'
+      '    return op < PH_OP_LIMIT && ph_ops[op].name ? &ph_ops[op] : (const ph_op_info *)0;\n}\n')
     w('#endif\n')
 
 
@@ -186,9 +189,7 @@ def gen_ops_c(calls, out):
         w(f'    "MPI_{c.name}",\n')
     w('};\n')
     w(f'const unsigned ph_ncounted = {len(counted)};\n')
-    w(f'const unsigned ph_nknown_counted = {sum(1 for c in calls if c.kind == "count")};\n\n')
-    w('const ph_op_info *ph_op(unsigned op)\n{\n'
-      '    return op < PH_OP_LIMIT && ph_ops[op].name ? &ph_ops[op] : NULL;\n}\n')
+    w(f'const unsigned ph_nknown_counted = {sum(1 for c in calls if c.kind == "count")};\n')
 
 
 # ---- C wrappers -------------------------------------------------------------
