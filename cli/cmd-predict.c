@@ -591,8 +591,8 @@ static int print_json(const report *r)
     json_t *doc = json_pack(
         "{s:s, s:s, s:I, s:I, s:I, s:{s:f, s:f}, s:I, s:f, s:I, s:f}", "trace", ph_trace_dir(r->t),
         "platform", r->pf->name, "nranks", (json_int_t)res->nranks, "nnodes",
-        (json_int_t)res->nnodes, "ppn", (json_int_t)(map_is_file(r->o) ? 0 : r->ppn), "what_if", "comp", r->o->comp_scale,
-        "net", r->o->net_scale, "predicted_ps", (json_int_t)res->total, "predicted_s",
+        (json_int_t)res->nnodes, "ppn", (json_int_t)(map_is_file(r->o) ? 0 : r->ppn), "what_if", "comp",
+        r->o->comp_scale, "net", r->o->net_scale, "predicted_ps", (json_int_t)res->total, "predicted_s",
         secs(res->total), "measured_ns", (json_int_t)res->measured_ns, "cost", cost_of(r));
     json_object_set_new(doc, "platform_file", json_string(r->o->platform));
     json_object_set_new(doc, "map", json_string(r->o->map ? r->o->map : "block"));
