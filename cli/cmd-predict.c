@@ -20,6 +20,7 @@
 #include "cluster.h"
 #include "phantom.h"
 #include "rep_vectors.h"
+#include "report-svg.h"
 #include "simmpi.h"
 
 extern const ph_verb cmd_predict;
@@ -52,7 +53,7 @@ static const char usage[] =
     "                      with --comp NAME, ranks replayed themselves keep theirs\n"
     "  --ppn N             ranks per node (default: the platform's cores_per_node)\n"
     "  --map POLICY        rank placement: block (default), cyclic, or a FILE\n"
-    "                      with one node number per rank\n"
+    "                      naming each rank's node, a word per rank in rank order\n"
     "  --what-if comp=X    multiply every computation unit by X (e.g. 0.5)\n"
     "  --what-if net=Y     multiply every network cost (o_s, o_r, L, o', G, o_poll,\n"
     "                      o_iprobe) by Y\n"
@@ -60,6 +61,9 @@ static const char usage[] =
     "                      all online cores; the prediction is the same for any N)\n"
     "  --top N             call sites to show (default 10)\n"
     "  --json              one JSON document instead of tables\n"
+    "  --svg FILE          also draw where each rank's time goes (computation,\n"
+    "                      overhead, transfer, syn) as a chart, an SVG file; past\n"
+    "                      32 ranks a bar is the mean of a range of ranks\n"
     "  --no-progress       no progress bar (shown on a terminal's stderr when the\n"
     "                      simulation takes more than a second)\n"
     "  --strict-order      handle every event in (time, rank) order, no rank\n"
@@ -78,6 +82,8 @@ typedef struct popts {
     uint32_t ppn, threads, top;
     double comp_scale, net_scale;
     int json, no_progress, strict_order, queue;
+    const char *svg;
+    FILE *svg_out; /* opened before the simulation: a bad path fails at once */
 } popts;
 
 /* ---- options ------------------------------------------------------------------------ */
@@ -111,7 +117,8 @@ static int parse_args(int argc, char **argv, popts *o)
         {"threads", required_argument, NULL, 't'},  {"top", required_argument, NULL, 'T'},
         {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
         {"no-progress", no_argument, NULL, 'P'},    {"strict-order", no_argument, NULL, 'S'},
-        {"queue", required_argument, NULL, 'Q'},    {NULL, 0, NULL, 0}};
+        {"queue", required_argument, NULL, 'Q'},    {"svg", required_argument, NULL, 'G'},
+        {NULL, 0, NULL, 0}};
     for (int c; (c = cli_getopt("predict", argc, argv, ":h", longopts)) != -1;) {
         switch (c) {
         case 'h': return cli_help(&cmd_predict) == CLI_OK ? -2 : CLI_ERR;
@@ -124,6 +131,7 @@ static int parse_args(int argc, char **argv, popts *o)
                 return CLI_USAGE;
             break;
         case 'j': o->json = 1; break;
+        case 'G': o->svg = optarg; break;
         case 'P': o->no_progress = 1; break;
         case 'S': o->strict_order = 1; break;
         case 'Q':
@@ -639,6 +647,67 @@ static int report_stuck(const report *r)
     return CLI_ERR;
 }
 
+/* ---- the chart (--svg) ------------------------------------------------------------------------------ */
+
+/* Bars drawn at most: more ranks share bars, each a range of ranks. */
+#define SVG_MAX_BARS 32
+
+/* Each bar's four parts as shares of the predicted run time, so that the
+ * rank that finishes last fills its bar and the others show how much
+ * sooner they finish; a range of ranks gets their mean. */
+static void bar_shares(const simmpi_result *res, uint32_t first, uint32_t last, double *share)
+{
+    double sum[4] = {0, 0, 0, 0};
+    for (uint32_t i = first; i <= last; i++) {
+        const simmpi_breakdown *b = &res->ranks[i].b;
+        sum[0] += (double)b->comp, sum[1] += (double)b->ovh, sum[2] += (double)b->xfer, sum[3] += (double)b->syn;
+    }
+    double whole = (double)(last - first + 1) * (double)(res->total ? res->total : 1);
+    for (int p = 0; p < 4; p++)
+        share[p] = sum[p] / whole;
+}
+
+static int write_svg(const report *r, FILE *f)
+{
+    static const char *const parts[4] = {"computation", "MPI overhead", "transfer", "syn"};
+    static const char *const colours[4] = {SVG_COMP, "#E69F00", SVG_COMM, SVG_WAIT};
+    const simmpi_result *res = r->res;
+    uint32_t nb = res->nranks < SVG_MAX_BARS ? res->nranks : SVG_MAX_BARS;
+    char(*labels)[40] = calloc(nb, sizeof *labels);
+    const char **lp = calloc(nb, sizeof *lp);
+    double *share = calloc((size_t)nb * 4, sizeof *share);
+    int rc = CLI_OK;
+    if (!labels || !lp || !share)
+        rc = cli_error("predict", "--svg %s: out of memory", r->o->svg);
+    for (uint32_t b = 0; rc == CLI_OK && b < nb; b++) {
+        uint32_t first = (uint32_t)((uint64_t)res->nranks * b / nb);
+        uint32_t last = (uint32_t)((uint64_t)res->nranks * (b + 1) / nb) - 1;
+        if (first == last)
+            snprintf(labels[b], sizeof labels[b], "rank %u", first);
+        else
+            snprintf(labels[b], sizeof labels[b], "ranks %u-%u", first, last);
+        lp[b] = labels[b];
+        bar_shares(res, first, last, share + 4 * (size_t)b);
+    }
+    if (rc == CLI_OK) {
+        char title[200], t[32];
+        snprintf(title, sizeof title, "Predicted run time %s on %s: where each rank's time goes",
+                 simmpi_fmt_time(res->total, t, sizeof t), r->pf->name);
+        svg_file_begin(f, svg_width(), svg_bars_height(nb));
+        svg_bars(f, title,
+                 nb == res->nranks ? "share of the predicted run time"
+                                   : "share of the predicted run time (a bar: the mean of its ranks)",
+                 lp, nb, parts, colours, 4, share);
+        svg_file_end(f);
+        if (fflush(f) != 0 || ferror(f))
+            rc = cli_error("predict", "--svg %s: cannot write: %s", r->o->svg, strerror(errno));
+    }
+    free(labels);
+    free(lp);
+    free(share);
+    return rc;
+}
+
 /* ---- the verb --------------------------------------------------------------------------------------- */
 
 static uint32_t cores(void)
@@ -688,6 +757,8 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
         rc = print_json(&r);
     else if (rc == CLI_OK)
         print_tables(&r);
+    if (rc == CLI_OK && o->svg_out)
+        rc = write_svg(&r, o->svg_out);
     simmpi_result_free(res);
     return rc == 0 ? cli_flush_stdout("predict") : rc;
 }
@@ -771,6 +842,18 @@ static int load_replay(const popts *o, ph_trace *t, const uint32_t *rep_of, repl
     return CLI_OK;
 }
 
+/* Closes the chart's file; removes it unless it holds a chart (rc OK). */
+static int svg_close(popts *o, int rc)
+{
+    if (!o->svg_out)
+        return rc;
+    if (fclose(o->svg_out) != 0 && rc == CLI_OK)
+        rc = cli_error("predict", "--svg %s: cannot write: %s", o->svg, strerror(errno));
+    if (rc != CLI_OK)
+        unlink(o->svg);
+    return rc;
+}
+
 static int run(int argc, char **argv)
 {
     popts o = {.top = 10, .comp_scale = 1.0, .net_scale = 1.0};
@@ -785,11 +868,13 @@ static int run(int argc, char **argv)
     so.queue = o.queue;
     if (simmpi_platform_load(o.platform, &so.platform, &err) < 0)
         return cli_error("predict", "%s", err.msg);
+    if (o.svg && !(o.svg_out = fopen(o.svg, "w")))
+        return cli_error("predict", "--svg %s: cannot write: %s", o.svg, strerror(errno));
     if (o.net_scale != 1.0)
         simmpi_platform_scale_net(&so.platform, o.net_scale);
     ph_trace *t = ph_trace_open(o.trace, &err);
     if (!t)
-        return cli_error("predict", "%s", err.msg);
+        return svg_close(&o, cli_error("predict", "%s", err.msg));
     /* The recorder's part of each gap is not the program's computation, nor
      * is the replayer's part of a replayed one: `phantom replay` took that
      * off, and scales the host's units (these) by replayed over recorded,
@@ -813,7 +898,7 @@ static int run(int argc, char **argv)
     free(reps.rep_of);
     free(node_of);
     ph_trace_close(t);
-    return rc;
+    return svg_close(&o, rc);
 }
 
 const ph_verb cmd_predict = {"predict", "predict the run time on a target platform (SIM-MPI)",

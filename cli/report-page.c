@@ -126,10 +126,7 @@ static const char css[] =
     "th{background:#eee}tr.chosen td{font-weight:bold}\n"
     ".warn{padding:8px 16px;border-left:8px solid #b35900;background:#fff3e6}\n"
     "code{font-size:14px;word-break:break-all}td:first-child{white-space:nowrap}\n"
-    ".plot{display:block;margin:8px 0}.plot text{fill:#222}\n"
-    ".title{font-size:16px;font-weight:bold}.tick{font-size:13px}.label{font-size:14px}"
-    ".legend{font-size:14px}.inbar{font-size:13px}.tag{font-size:12px}\n"
-    ".grid{stroke:#dddddd;stroke-width:1}.axis{stroke:#333333;stroke-width:1.5}\n";
+    ".plot{display:block;margin:8px 0}\n" SVG_CSS;
 
 /* The replays whose ranks shared their cores, in one sentence (cap bytes;
  * "" when none): it concerns every prediction, so it stands under the
@@ -306,7 +303,8 @@ static void html_breakdown(FILE *f, const json_t *r)
         share[3 * i + 2] = num(b, "wait_share");
     }
     if (labels && share)
-        svg_bars(f, "Computation, communication and wait", (const char *const *)labels, n, parts, colours, 3, share);
+        svg_bars(f, "Computation, communication and wait", "share of the ranks' total time",
+                 (const char *const *)labels, n, parts, colours, 3, share);
     for (i = 0; labels && i < n; i++)
         free(labels[i]);
     free(labels);

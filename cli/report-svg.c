@@ -311,15 +311,20 @@ void svg_scatter(FILE *f, const char *title, const svg_axis *x, const svg_axis *
 
 enum { BAR_H = 30, BAR_GAP = 30, BAR_ML = ML };
 
-static void bar_segments(FILE *f, int y, const char *const *colours, size_t nparts, const double *share)
+static void bar_segments(FILE *f, int y, const char *label, const char *const *parts,
+                         const char *const *colours, size_t nparts, const double *share)
 {
     double x = BAR_ML, span = W - MR - BAR_ML;
     for (size_t p = 0; p < nparts; p++) {
         double w = share[p] * span;
         if (w <= 0)
             continue;
-        fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>", x, y, w, BAR_H,
-                colours[p]);
+        fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>", x, y, w,
+                BAR_H, colours[p]);
+        svg_escape(f, label);
+        fputs(": ", f);
+        svg_escape(f, parts[p]);
+        fprintf(f, " %.1f%%</title></rect>", share[p] * 100);
         if (share[p] >= 0.08)
             fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"inbar\" text-anchor=\"middle\">%.0f%%</text>",
                     x + w / 2, y + BAR_H / 2 + 5, share[p] * 100);
@@ -328,11 +333,23 @@ static void bar_segments(FILE *f, int y, const char *const *colours, size_t npar
     fputc('\n', f);
 }
 
-void svg_bars(FILE *f, const char *title, const char *const *labels, size_t nbars,
+int svg_bars_height(size_t nbars) { return MT + (int)nbars * (BAR_H + BAR_GAP) + 50; }
+int svg_width(void) { return W; }
+
+void svg_file_begin(FILE *f, int w, int h)
+{
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n"
+               "<style>\n" SVG_CSS "</style>\n", w, h, w, h);
+}
+
+void svg_file_end(FILE *f) { fputs("</svg>\n", f); }
+
+void svg_bars(FILE *f, const char *title, const char *xlabel, const char *const *labels, size_t nbars,
               const char *const *parts, const char *const *colours, size_t nparts,
               const double *share)
 {
-    int h = MT + (int)nbars * (BAR_H + BAR_GAP) + 50;
+    int h = svg_bars_height(nbars);
     open_svg(f, title, W, h);
     int base = MT + (int)nbars * (BAR_H + BAR_GAP);
     for (int t = 0; t <= 4; t++) {
@@ -341,14 +358,16 @@ void svg_bars(FILE *f, const char *title, const char *const *labels, size_t nbar
                    "<text x=\"%.1f\" y=\"%d\" class=\"tick\" text-anchor=\"middle\">%d%%</text>\n",
                 px, MT, px, base, px, base + 18, t * 25);
     }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"middle\">share of the ranks' "
-               "total time</text>\n", (BAR_ML + W - MR) / 2, base + 40);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"middle\">", (BAR_ML + W - MR) / 2,
+            base + 40);
+    svg_escape(f, xlabel);
+    fputs("</text>\n", f);
     for (size_t b = 0; b < nbars; b++) {
         int y = MT + BAR_GAP + (int)b * (BAR_H + BAR_GAP);
         fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"tick\">", BAR_ML, y - 6);
         svg_escape(f, labels[b]);
         fputs("</text>", f);
-        bar_segments(f, y, colours, nparts, share + b * nparts);
+        bar_segments(f, y, labels[b], parts, colours, nparts, share + b * nparts);
     }
     for (size_t p = 0; p < nparts; p++) {
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"24\" height=\"14\" fill=\"%s\"/>", W - MR + 12,

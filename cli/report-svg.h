@@ -1,5 +1,6 @@
-/* report-svg.h - the plots of `phantom report`: small, self-contained SVG
- * written inline into the HTML page (no scripts, no fonts, no network).
+/* report-svg.h - the plots of `phantom report` (inline in its HTML page) and
+ * of `phantom predict --svg` (a file of its own): small, self-contained SVG
+ * (no scripts, no fonts, no network).
  *
  * Three kinds: a line chart (one line per series), a scatter with a front
  * (points, and a dashed line through the points on the front) and
@@ -20,6 +21,14 @@ const char *svg_colour(size_t i);
 #define SVG_COMP "#56B4E9"
 #define SVG_COMM "#D55E00"
 #define SVG_WAIT "#999999"
+
+/* The plots' style rules (classes title, tick, label, legend, inbar, tag,
+ * grid, axis), for a page's style sheet or a standalone file's. */
+#define SVG_CSS                                                                                           \
+    ".plot text{fill:#222;font-family:'DejaVu Sans',Arial,sans-serif}\n"                                 \
+    ".title{font-size:16px;font-weight:bold}.tick{font-size:13px}.label{font-size:14px}"                  \
+    ".legend{font-size:14px}.inbar{font-size:13px}.tag{font-size:12px}\n"                                 \
+    ".grid{stroke:#dddddd;stroke-width:1}.axis{stroke:#333333;stroke-width:1.5}\n"
 
 typedef enum { SVG_LINEAR, SVG_LOG2, SVG_LOG10 } svg_scale;
 
@@ -58,10 +67,20 @@ void svg_scatter(FILE *f, const char *title, const svg_axis *x, const svg_axis *
                  size_t ns, const svg_front *front);
 
 /* Horizontal bars, one per label, each split into nparts shares (share[b *
- * nparts + p], summing to at most 1) coloured colours[p], with a legend. */
-void svg_bars(FILE *f, const char *title, const char *const *labels, size_t nbars,
+ * nparts + p], summing to at most 1) coloured colours[p], with a legend;
+ * xlabel under the percent axis.  Each part's rectangle has a title (a
+ * tooltip): "LABEL: PART NN.N%". */
+void svg_bars(FILE *f, const char *title, const char *xlabel, const char *const *labels, size_t nbars,
               const char *const *parts, const char *const *colours, size_t nparts,
               const double *share);
+/* The height svg_bars draws nbars bars in (its width: svg_width). */
+int svg_bars_height(size_t nbars);
+int svg_width(void);
+
+/* A plot as a file of its own: the XML declaration and an outer <svg> of
+ * w x h with the namespace and SVG_CSS, then the plot, then the end. */
+void svg_file_begin(FILE *f, int w, int h);
+void svg_file_end(FILE *f);
 
 /* Writes s with &, <, > and " escaped. */
 void svg_escape(FILE *f, const char *s);

@@ -108,4 +108,49 @@ got = [re.split(r"\s{2,}", l.strip())[0] for l in block]
 assert len(f) == 75 and max(f) != min(f), f
 assert got == want + ["(every rank: --json)"], (got, want)
 PY
+
+# --svg: the chart of where each rank's time goes.  A bar per rank up to
+# 32, past that the mean of a range of ranks; each part's width is its
+# share of the predicted run time (of the 480 pixels at 100%), from the
+# same numbers as the JSON; each part's tooltip names its bar and share.
+"$SYNTH" stencil "$WORK/st4" --dims 2,2,1 --iters 2 --bytes 3000 --comp 3000 > /dev/null || fail "synth 4 ranks"
+for t in st4 st75; do
+  $PREDICT "$WORK/$t" --platform "$WORK/plat.conf" --json --svg "$WORK/$t.svg" > "$WORK/$t.json" ||
+    fail "predict --svg $t"
+  python3 - "$WORK/$t.json" "$WORK/$t.svg" <<'PY' || fail "predict --svg $t: the chart"
+import json, re, sys, xml.etree.ElementTree as ET
+d = json.load(open(sys.argv[1]))
+root = ET.parse(sys.argv[2]).getroot()
+ns = {"s": "http://www.w3.org/2000/svg"}
+n, total = d["nranks"], d["predicted_ps"]
+nb = min(n, 32)
+bars = {}
+for rect in root.iter("{http://www.w3.org/2000/svg}rect"):
+    title = rect.find("s:title", ns)
+    if title is None:
+        continue
+    m = re.fullmatch(r"(ranks? [0-9-]+): (computation|MPI overhead|transfer|syn) ([0-9.]+)%", title.text)
+    assert m, title.text
+    bars.setdefault(m.group(1), {})[m.group(2)] = (float(rect.get("width")), float(m.group(3)))
+assert len(bars) == nb, (len(bars), nb)
+covered = []
+for label, got in bars.items():
+    lo, _, hi = label.split(" ")[1].partition("-")
+    ranks = range(int(lo), int(hi or lo) + 1)
+    assert (len(ranks) == 1) == (label.startswith("rank ")), label
+    covered += ranks
+    for part, key in (("computation", "comp_ps"), ("MPI overhead", "overhead_ps"), ("transfer", "transfer_ps"),
+                      ("syn", "syn_ps")):
+        share = sum(d["ranks"][r][key] for r in ranks) / (len(ranks) * total)
+        width, pct = got.get(part, (0.0, 0.0))
+        assert abs(width - 480 * share) <= 0.051 and abs(pct - 100 * share) <= 0.051, (label, part, got, share)
+assert sorted(covered) == list(range(n)), covered
+last = max(range(n), key=lambda r: d["ranks"][r]["finish_ps"])
+if n <= 32:
+    assert abs(sum(w for w, _ in bars[f"rank {last}"].values()) - 480) <= 0.2, bars[f"rank {last}"]
+PY
+done
+rc=0; $PREDICT "$WORK/st4" --platform "$WORK/plat.conf" --svg "$WORK/no/such/dir/x.svg" > /dev/null 2> "$WORK/err" || rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l < "$WORK/err")" -eq 1 ] && grep -q "svg $WORK/no/such/dir/x.svg: cannot write" "$WORK/err" ||
+  fail "--svg to a missing directory: status $rc, $(cat "$WORK/err")"
 echo "features checked"
