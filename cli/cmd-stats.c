@@ -17,19 +17,27 @@
 
 #include "phantom.h"
 
+/* Tables list each rank up to this many; past it, their spread. */
+#define SPREAD_ABOVE 16
+#define SPREAD_ABOVE_STR "16"
+
 static const char usage[] =
-    "usage: phantom stats DIR [--json] [--rank R]\n"
+    "usage: phantom stats DIR [--json] [--ranks LIST]\n"
     "\n"
     "Summarise the trace in DIR: per rank, events, computation time (the gaps\n"
     "between MPI calls), time inside MPI, point-to-point messages and bytes sent\n"
     "and received, collective calls; then per MPI function aggregated over the\n"
     "ranks, the ten call sites with the most MPI time, and the local MPI calls\n"
-    "that were only counted.\n"
+    "that were only counted.  Past " SPREAD_ABOVE_STR " ranks the table gives their spread\n"
+    "(least, median, mean, greatest of each column) and the ranks with the most\n"
+    "computation and the most MPI time, not a line for each; --ranks all lists\n"
+    "every rank, --json always does.\n"
     "\n"
     "options:\n"
-    "  --json        one JSON document instead of tables\n"
-    "  --rank R      only rank R\n"
-    "  -h, --help    show this help\n";
+    "  --json          one JSON document instead of tables\n"
+    "  --ranks LIST    only these ranks, e.g. 0-3,8 (or all: every rank, a line each)\n"
+    "  --rank R        only rank R (the same as --ranks R)\n"
+    "  -h, --help      show this help\n";
 
 typedef struct op_acc {
     uint64_t calls, bytes_sent, bytes_recv, time_ns;
@@ -74,6 +82,7 @@ typedef struct stats {
     ph_trace *t;
     uint64_t probe_ns; /* the recorder's own part of each gap, not the program's */
     int json;
+    int list_each; /* tables: a line per rank, not their spread */
     rank_sum *ranks, total;
     uint32_t nranks;
     op_acc ops[PH_OP_LIMIT];
@@ -367,10 +376,12 @@ static void print_rank_row(const char *label, const rank_sum *s)
            s->complete ? "" : "  (incomplete)");
 }
 
+static const char rank_columns[] = "%-6s %10s %11s %11s %7s %9s %10s %10s %10s\n";
+
 static void print_ranks(const stats *st)
 {
-    printf("%-6s %10s %11s %11s %7s %9s %10s %10s %10s\n", "rank", "events", "comp", "MPI", "MPI %",
-           "p2p msgs", "p2p sent", "p2p recv", "coll calls");
+    printf(rank_columns, "rank", "events", "comp", "MPI", "MPI %", "p2p msgs", "p2p sent", "p2p recv",
+           "coll calls");
     for (uint32_t i = 0; i < st->nranks; i++) {
         char label[16];
         snprintf(label, sizeof label, "%u", st->ranks[i].rank);
@@ -378,6 +389,125 @@ static void print_ranks(const stats *st)
     }
     if (st->nranks > 1)
         print_rank_row("total", &st->total);
+}
+
+/* ---- the spread over many ranks ------------------------------------------------ */
+
+/* The columns of the rank table that have a spread, in its order. */
+enum { C_EVENTS, C_COMP, C_MPI, C_MPI_PCT, C_MSGS, C_SENT, C_RECV, C_COLL, NCOLS };
+
+static double column(const rank_sum *s, int c)
+{
+    switch (c) {
+    case C_EVENTS: return (double)s->events;
+    case C_COMP: return (double)s->comp_ns;
+    case C_MPI: return (double)s->mpi_ns;
+    case C_MPI_PCT: return pct(s->mpi_ns, s->mpi_ns + s->comp_ns);
+    case C_MSGS: return (double)s->msgs_sent;
+    case C_SENT: return (double)s->p2p_sent;
+    case C_RECV: return (double)s->p2p_recv;
+    default: return (double)s->coll_calls;
+    }
+}
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* One row of the spread: v[c] is column c's value; counts with a fraction
+ * (a mean) get one decimal. */
+static void print_spread_row(const char *label, const double v[NCOLS])
+{
+    char cell[NCOLS][32];
+    for (int c = 0; c < NCOLS; c++) {
+        uint64_t whole = (uint64_t)(v[c] + 0.5);
+        if (c == C_COMP || c == C_MPI)
+            fmt_time(whole, cell[c], sizeof cell[c]);
+        else if (c == C_SENT || c == C_RECV)
+            fmt_bytes(whole, cell[c], sizeof cell[c]);
+        else if (c == C_MPI_PCT)
+            snprintf(cell[c], sizeof cell[c], "%.1f%%", v[c]);
+        else if (v[c] == (double)(uint64_t)v[c])
+            snprintf(cell[c], sizeof cell[c], "%llu", (unsigned long long)v[c]);
+        else
+            snprintf(cell[c], sizeof cell[c], "%.1f", v[c]);
+    }
+    printf("%-6s %10s %11s %11s %7s %9s %10s %10s %10s\n", label, cell[0], cell[1], cell[2], cell[3], cell[4],
+           cell[5], cell[6], cell[7]);
+}
+
+static const rank_sum *top_base;
+static int top_column;
+static int by_column_desc(const void *x, const void *y)
+{
+    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+    double a = column(&top_base[i], top_column), b = column(&top_base[j], top_column);
+    if (a != b)
+        return a > b ? -1 : 1;
+    return i < j ? -1 : 1;
+}
+
+/* "the most computation: rank 7 (1.2 ms), ..." for column c, the first n;
+ * alike is 1 when every rank has the same. */
+static void print_top(const stats *st, const char *what, int c, uint32_t *order, uint32_t n, int alike)
+{
+    if (alike) {
+        printf("the most %s: every rank alike\n", what);
+        return;
+    }
+    top_base = st->ranks;
+    top_column = c;
+    qsort(order, st->nranks, sizeof *order, by_column_desc);
+    printf("the most %s:", what);
+    for (uint32_t i = 0; i < n && i < st->nranks; i++) {
+        const rank_sum *s = &st->ranks[order[i]];
+        char t[32];
+        printf("%s rank %u (%s, %.1f%% in MPI)", i ? "," : "", s->rank,
+               fmt_time(c == C_COMP ? s->comp_ns : s->mpi_ns, t, sizeof t), column(s, C_MPI_PCT));
+    }
+    printf("\n");
+}
+
+/* Least, median (the lower one: a rank's own value), mean and greatest of
+ * every column, then the ranks that compute most and wait most. */
+static void print_spread(const stats *st)
+{
+    uint32_t n = st->nranks;
+    double *v = malloc(n * sizeof *v), lo[NCOLS], med[NCOLS], mean[NCOLS], hi[NCOLS];
+    uint32_t *order = malloc(n * sizeof *order);
+    if (!v || !order) {
+        free(v);
+        free(order);
+        cli_warn("stats", "out of memory: no spread over the ranks");
+        return;
+    }
+    for (int c = 0; c < NCOLS; c++) {
+        double sum = 0;
+        for (uint32_t i = 0; i < n; i++)
+            sum += v[i] = column(&st->ranks[i], c);
+        qsort(v, n, sizeof *v, by_value);
+        lo[c] = v[0], med[c] = v[(n - 1) / 2], mean[c] = sum / n, hi[c] = v[n - 1];
+    }
+    printf("%u ranks, their spread (--ranks all: a line each)\n", n);
+    printf(rank_columns, "", "events", "comp", "MPI", "MPI %", "p2p msgs", "p2p sent", "p2p recv",
+           "coll calls");
+    print_spread_row("least", lo);
+    print_spread_row("median", med);
+    print_spread_row("mean", mean);
+    print_spread_row("most", hi);
+    print_rank_row("total", &st->total);
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = i;
+    printf("\n");
+    print_top(st, "computation", C_COMP, order, 3, lo[C_COMP] == hi[C_COMP]);
+    print_top(st, "MPI time", C_MPI, order, 3, lo[C_MPI] == hi[C_MPI]);
+    for (uint32_t i = 0; i < n; i++)
+        if (!st->ranks[i].complete)
+            printf("rank %u: incomplete\n", st->ranks[i].rank);
+    free(v);
+    free(order);
 }
 
 static void print_ops(const stats *st)
@@ -473,7 +603,10 @@ static void print_tables(const stats *st)
         printf("comp: the gaps between calls, each less the recorder's own part of it (%llu ns)\n",
                (unsigned long long)st->probe_ns);
     printf("\n");
-    print_ranks(st);
+    if (st->list_each || st->nranks <= SPREAD_ABOVE)
+        print_ranks(st);
+    else
+        print_spread(st);
     print_ops(st);
     print_sites(st);
     print_counted(st);
@@ -518,48 +651,63 @@ static int print_json(stats *st)
 
 /* ---- the verb ------------------------------------------------------------------------------ */
 
-static int collect(stats *st, int64_t only)
+/* Reads the ranks in `spec` (NULL or "all": every rank), given by option opt. */
+static int collect(stats *st, const char *opt, const char *spec)
 {
     uint32_t nr = ph_trace_nranks(st->t);
-    uint32_t first = only >= 0 ? (uint32_t)only : 0, last = only >= 0 ? (uint32_t)only : nr - 1;
-    if (only >= 0 && (uint32_t)only >= nr)
-        return cli_error("stats", "%s: no rank %lld (the trace has %u ranks)", ph_trace_dir(st->t),
-                         (long long)only, nr);
-    st->ranks = calloc(last - first + 1, sizeof *st->ranks);
+    uint8_t *in = malloc(nr ? nr : 1);
+    st->ranks = calloc(nr ? nr : 1, sizeof *st->ranks);
     st->sites = calloc(ph_trace_nsites(st->t) + 1, sizeof *st->sites);
     st->jranks = json_array();
-    if (!st->ranks || !st->sites)
+    if (!in || !st->ranks || !st->sites) {
+        free(in);
         return cli_error("stats", "out of memory");
-    st->total.complete = 1;
-    for (uint32_t rank = first; rank <= last; rank++) {
-        if (read_rank(st, rank, &st->ranks[st->nranks]) != CLI_OK)
-            return CLI_ERR;
-        add_sum(&st->total, &st->ranks[st->nranks++]);
     }
-    return CLI_OK;
+    ph_err err;
+    if (spec && strcmp(spec, "all") != 0 && ph_parse_ranks(spec, nr, in, &err) < 0) {
+        free(in);
+        return cli_error("stats", "%s: %s: %s", ph_trace_dir(st->t), opt, err.msg);
+    }
+    if (!spec || strcmp(spec, "all") == 0)
+        memset(in, 1, nr);
+    st->total.complete = 1;
+    int rc = CLI_OK;
+    for (uint32_t rank = 0; rank < nr && rc == CLI_OK; rank++) {
+        if (!in[rank])
+            continue;
+        rc = read_rank(st, rank, &st->ranks[st->nranks]);
+        if (rc == CLI_OK)
+            add_sum(&st->total, &st->ranks[st->nranks++]);
+    }
+    free(in);
+    return rc;
 }
 
 static int run(int argc, char **argv)
 {
     static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
                                              {"rank", required_argument, NULL, 'r'},
+                                             {"ranks", required_argument, NULL, 'R'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     stats st = {0};
-    int64_t only = -1;
+    const char *spec = NULL, *opt = "--ranks";
     uint32_t r;
-    for (int c; (c = cli_getopt("stats", argc, argv, ":hr:", longopts)) != -1;) {
+    for (int c; (c = cli_getopt("stats", argc, argv, ":hr:R:", longopts)) != -1;) {
         if (c == 'h')
             return cli_help(&cmd_stats);
         else if (c == 'j')
             st.json = 1;
         else if (c == 'r' && cli_parse_u32(optarg, 0, UINT32_MAX - 1, &r) == 0)
-            only = r;
+            spec = optarg, opt = "--rank";
         else if (c == 'r')
             return cli_usage_error("stats", "--rank: '%s' is not a rank number", optarg);
+        else if (c == 'R')
+            spec = optarg, opt = "--ranks";
         else
             return CLI_USAGE;
     }
+    st.list_each = spec != NULL;
     const char *path;
     if (cli_trace_arg("stats", argc, argv, &path) != CLI_OK)
         return CLI_USAGE;
@@ -567,7 +715,7 @@ static int run(int argc, char **argv)
     if (!(st.t = ph_trace_open(path, &err)))
         return cli_error("stats", "%s", err.msg);
     st.probe_ns = ph_trace_probe_gap_ns(st.t);
-    int rc = collect(&st, only);
+    int rc = collect(&st, opt, spec);
     if (rc == CLI_OK && st.json)
         rc = print_json(&st);
     else if (rc == CLI_OK)

@@ -43,4 +43,34 @@ want = [(e['t_entry'] - t0) / 1e3 for e in ev]
 if len(got) != len(want) or any(abs(a - b) > 1e-3 for a, b in zip(got, want)) or want[-1] <= 0:
     sys.exit(f'text {got}, JSON {want}')
 PY
+# stats past 16 ranks: their spread, not a line each.  synth wildcard: rank r
+# computes r x 5 us; ranks 1-19 make 3 calls (1 us each) and send 100 B to
+# rank 0, which makes 40 (Init, 19 Irecv, 19 Waitany, Finalize).
+"$top_builddir/simmpi/synth" wildcard "$WORK/wc.trace" --ranks 20 --bytes 100 --comp 5000 > /dev/null ||
+  fail "synth wildcard"
+"$PHANTOM" stats "$WORK/wc.trace" > "$WORK/spread" || fail "phantom stats (20 ranks)"
+row() { grep "^$1 " "$WORK/spread" | tr -s ' ' | cut -d' ' -f2- ; }
+want_row() { [ "$(row "$1")" = "$2" ] || fail "stats spread: $1 is '$(row "$1")', not '$2'"; }
+want_row least "3 0 ns 3.000 us 3.1% 0 0 B 0 B 0"
+want_row median "3 45.000 us 3.000 us 5.7% 1 100 B 0 B 0"
+want_row most "40 95.000 us 40.000 us 100.0% 1 100 B 1.9 KiB 0"
+want_row total "97 950.000 us 97.000 us 9.3% 19 1.9 KiB 1.9 KiB 0"
+[ "$(row mean | cut -d' ' -f2-3)" = "47.500 us" ] || fail "stats spread: mean computation $(row mean)"
+grep -q '^the most computation: rank 19 (95.000 us, 3.1% in MPI), rank 18 (90.000 us,' "$WORK/spread" ||
+  fail "stats spread: ranks with the most computation: $(grep 'most comp' "$WORK/spread")"
+grep -q '^the most MPI time: rank 0 (40.000 us, 100.0% in MPI), rank 1 ' "$WORK/spread" ||
+  fail "stats spread: ranks with the most MPI time: $(grep 'most MPI' "$WORK/spread")"
+[ "$(sed -n '/their spread/,/^$/p' "$WORK/spread" | grep -cE '^[0-9]+ +[0-9]')" = 0 ] ||
+  fail "stats of 20 ranks lists ranks (above)"
+"$PHANTOM" stats "$WORK/wc.trace" --ranks all | sed -n '/^rank /,/^$/p' | grep -cE '^[0-9]+ +[0-9]' | grep -qx 20 || fail "stats --ranks all"
+[ "$("$PHANTOM" stats "$WORK/wc.trace" --ranks 0,3-4 | sed -n '/^rank /,/^$/s/^\([0-9a-z]*\) .*/\1/p' | tr '\n' ' ')" = \
+  "rank 0 3 4 total " ] || fail "stats --ranks 0,3-4 lists other ranks"
+"$PHANTOM" stats "$WORK/wc.trace" --ranks 2-3 --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+if [r["rank"] for r in d["ranks"]] != [2, 3] or d["totals"]["comp_ns"] != 25000:
+    sys.exit("stats --ranks 2-3 --json: %s" % d["ranks"])' || fail "stats --ranks 2-3 --json"
+"$PHANTOM" stats "$WORK/wc.trace" --ranks 0,30 > /dev/null 2> "$WORK/err" && fail "stats took rank 30 of 20"
+[ "$(wc -l < "$WORK/err")" = 1 ] && grep -q "wc.trace: --ranks: .*rank 30 is out of range" "$WORK/err" ||
+  fail "stats --ranks 0,30: $(cat "$WORK/err")"
 echo "cli: ok ($(echo $verbs))"
