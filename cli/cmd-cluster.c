@@ -54,13 +54,12 @@ static const char usage[] =
 extern const ph_verb cmd_cluster; /* defined at the end; also declared in phantom.h once registered */
 
 typedef struct opts {
-    const char *trace, *output, *dendro, *check, *map_file;
+    const char *trace, *output, *dendro, *check;
     double threshold_pct, threshold_ns; /* one of them is given (< 0: not) */
     double iter_pct;
     uint32_t k, ppn, threads;
     int json, explicit_cut;
-    cl_method m;
-    enum cl_map_kind map;
+    cl_method m; /* m.map: the --map policy */
 } opts;
 
 typedef struct run {
@@ -127,8 +126,6 @@ static int set_method(opts *o, const char *m)
 
 static int set_map(opts *o, const char *m)
 {
-    o->map = strcmp(m, "block") == 0 ? CL_MAP_BLOCK : strcmp(m, "cyclic") == 0 ? CL_MAP_CYCLIC : CL_MAP_FILE;
-    o->map_file = o->map == CL_MAP_FILE ? m : NULL;
     o->m.map = m;
     return 0;
 }
@@ -334,10 +331,10 @@ static int make_plan(run *r)
     ph_err err;
     if (cl_representatives(&r->pts, r->label, r->ngroups, (int)r->o->threads, r->rep, r->radius, &err) < 0)
         return cli_error("cluster", "%s", err.msg);
-    int nodes = cl_map_nodes(r->d->n, r->o->ppn, r->o->map, r->o->map_file, r->node, &err);
+    int nodes = ph_node_map(r->o->m.map, r->d->n, r->o->ppn, r->node, &err);
     if (nodes < 0)
         return cli_error("cluster", "--map: %s", err.msg);
-    if (r->o->map == CL_MAP_FILE) /* the node sizes come from the file */
+    if (ph_map_kind(r->o->m.map) == PH_MAP_FILE) /* the node sizes come from the file */
         r->o->m.ppn = 0;
     r->plan = cl_plan_build(r->d, r->label, r->ngroups, r->rep, r->radius, r->node, (uint32_t)nodes,
                             r->o->iter_pct / 100, &err);
@@ -431,8 +428,8 @@ static void print_groups(const run *r)
                pct_of(gr->radius, pl->mean_total), (unsigned long long)gr->period.period,
                gr->it.iterations >= 2 ? it : "all", mem, rep);
     }
-    if (r->o->map == CL_MAP_FILE)
-        printf("(replay ranks: the representative's node in %s)\n", r->o->map_file);
+    if (ph_map_kind(r->o->m.map) == PH_MAP_FILE)
+        printf("(replay ranks: the representative's node in %s)\n", r->o->m.map);
     else
         printf("(replay ranks: the representative's node, %u per node, %s mapping)\n", r->o->ppn, r->o->m.map);
 }

@@ -159,33 +159,24 @@ static int parse_args(int argc, char **argv, popts *o)
 
 /* ---- rank placement ------------------------------------------------------------------- */
 
-static int map_is_file(const popts *o)
-{
-    return o->map && strcmp(o->map, "block") != 0 && strcmp(o->map, "cyclic") != 0;
-}
+static int map_is_file(const popts *o) { return ph_map_kind(o->map) == PH_MAP_FILE; }
 
+/* *out: each rank's node, or NULL for block placement (the simulator's own). */
 static int build_map(const popts *o, uint32_t n, uint32_t ppn, uint32_t **out)
 {
     *out = NULL;
-    if (!o->map || strcmp(o->map, "block") == 0)
-        return CLI_OK; /* the simulator's default */
+    if (ph_map_kind(o->map) == PH_MAP_BLOCK)
+        return CLI_OK;
     uint32_t *node_of = malloc((n ? n : 1) * sizeof *node_of);
     if (!node_of)
         return cli_error("predict", "out of memory");
-    int rc = CLI_OK;
-    if (strcmp(o->map, "cyclic") == 0)
-        for (uint32_t i = 0; i < n; i++)
-            node_of[i] = simmpi_node_cyclic(i, n, ppn);
-    else {
-        ph_err err = {0};
-        if (ph_node_map_read(o->map, n, node_of, &err) < 0)
-            rc = cli_error("predict", "--map %s", err.msg);
-    }
-    if (rc != CLI_OK)
+    ph_err err = {0};
+    if (ph_node_map(o->map, n, ppn, node_of, &err) < 0) {
         free(node_of);
-    else
-        *out = node_of;
-    return rc;
+        return cli_error("predict", "--map %s", err.msg);
+    }
+    *out = node_of;
+    return CLI_OK;
 }
 
 /* ---- progress on a terminal ---------------------------------------------------------------- */

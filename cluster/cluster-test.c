@@ -264,8 +264,12 @@ static void test_nodes_and_reps(void)
 {
     uint32_t node[10], r[] = {0, 1, 2, 3, 8, 9, 10, 11, 13};
     ph_err err;
-    CHECK(cl_map_nodes(10, 4, CL_MAP_BLOCK, NULL, node, &err) == 3 && node[3] == 0 && node[4] == 1 && node[9] == 2, "block");
-    CHECK(cl_map_nodes(10, 4, CL_MAP_CYCLIC, NULL, node, &err) == 3 && node[3] == 0 && node[4] == 1 && node[5] == 2, "cyclic");
+    CHECK(ph_node_map("block", 10, 4, node, &err) == 3 && node[3] == 0 && node[4] == 1 && node[9] == 2, "block");
+    CHECK(ph_node_map(NULL, 10, 4, node, &err) == 3 && node[9] == 2, "block by default");
+    CHECK(ph_node_map("cyclic", 10, 4, node, &err) == 3 && node[3] == 0 && node[4] == 1 && node[5] == 2, "cyclic");
+    CHECK(ph_node_map("cyclic", 10, 0, node, &err) < 0 && strstr(err.msg, "at least 1"), "ppn 0");
+    CHECK(ph_map_kind("block") == PH_MAP_BLOCK && ph_map_kind("cyclic") == PH_MAP_CYCLIC &&
+              ph_map_kind("nodes.txt") == PH_MAP_FILE, "kinds");
     char *s = cl_format_ranks(r, 9);
     CHECK(strcmp(s, "0-3,8-11,13") == 0, "rank list %s", s);
     free(s);

@@ -164,13 +164,6 @@ void cl_iteration_plan(const float *vec, uint64_t dim, const cl_period *per, dou
 
 /* ---- ranks on nodes ---------------------------------------------------------- */
 
-enum cl_map_kind { CL_MAP_BLOCK, CL_MAP_CYCLIC, CL_MAP_FILE };
-/* node[r] for every rank: block (r / ppn), cyclic (r mod nodes), or from a
- * file naming each rank's node, one name per line in rank order ('#'
- * comments).  Returns the number of nodes, -1 with err. */
-int cl_map_nodes(uint32_t nranks, uint32_t ppn, enum cl_map_kind kind, const char *file,
-                 uint32_t *node, ph_err *err);
-
 /* "0-3,8-11": sorted ranks as a list (malloc'd). */
 char *cl_format_ranks(const uint32_t *sorted, uint32_t n);
 

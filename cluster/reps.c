@@ -93,23 +93,6 @@ int cl_representatives(const cl_points *p, const uint32_t *label, uint32_t ngrou
     return 0;
 }
 
-/* ---- nodes --------------------------------------------------------------------- */
-
-int cl_map_nodes(uint32_t nranks, uint32_t ppn, enum cl_map_kind kind, const char *file,
-                 uint32_t *node, ph_err *err)
-{
-    if (kind == CL_MAP_FILE)
-        return ph_node_map_read(file, nranks, node, err);
-    if (ppn == 0) {
-        ph_err_set(err, "processes per node must be at least 1");
-        return -1;
-    }
-    uint32_t nodes = (uint32_t)(((uint64_t)nranks + ppn - 1) / ppn);
-    for (uint32_t r = 0; r < nranks; r++)
-        node[r] = kind == CL_MAP_BLOCK ? r / ppn : r % nodes;
-    return (int)nodes;
-}
-
 char *cl_format_ranks(const uint32_t *sorted, uint32_t n)
 {
     size_t cap = 24 * (size_t)n + 1, len = 0;

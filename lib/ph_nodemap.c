@@ -1,4 +1,5 @@
-/* ph_nodemap.c - the map file of --map FILE: which node each rank runs on. */
+/* ph_nodemap.c - --map: which node each rank runs on, by a policy (block,
+ * cyclic) or a map file. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -60,4 +61,26 @@ int ph_node_map_read(const char *path, uint32_t nranks, uint32_t *node_of, ph_er
     json_decref(names);
     fclose(f);
     return rc == 0 ? (int)nnodes : -1;
+}
+
+enum ph_map_kind ph_map_kind(const char *policy)
+{
+    if (!policy || strcmp(policy, "block") == 0)
+        return PH_MAP_BLOCK;
+    return strcmp(policy, "cyclic") == 0 ? PH_MAP_CYCLIC : PH_MAP_FILE;
+}
+
+int ph_node_map(const char *policy, uint32_t nranks, uint32_t ppn, uint32_t *node_of, ph_err *err)
+{
+    enum ph_map_kind kind = ph_map_kind(policy);
+    if (kind == PH_MAP_FILE)
+        return ph_node_map_read(policy, nranks, node_of, err);
+    if (ppn == 0) {
+        ph_err_set(err, "processes per node must be at least 1");
+        return -1;
+    }
+    uint32_t nodes = (uint32_t)(((uint64_t)nranks + ppn - 1) / ppn);
+    for (uint32_t r = 0; r < nranks; r++)
+        node_of[r] = kind == PH_MAP_BLOCK ? r / ppn : r % nodes;
+    return (int)nodes;
 }

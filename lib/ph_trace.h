@@ -296,6 +296,14 @@ int ph_parse_ranks(const char *spec, uint32_t n, uint8_t *bitmap, ph_err *err);
  * the order they first appear; returns how many there are, or -1 with err
  * naming the file (and line). */
 int ph_node_map_read(const char *path, uint32_t nranks, uint32_t *node_of, ph_err *err);
+/* --map POLICY of cluster and predict: block (NULL too: rank r on node
+ * r / ppn), cyclic (r mod nodes, nodes = ceil(nranks / ppn)), anything
+ * else a map file. */
+enum ph_map_kind { PH_MAP_BLOCK, PH_MAP_CYCLIC, PH_MAP_FILE };
+enum ph_map_kind ph_map_kind(const char *policy);
+/* node_of[nranks] under the policy; returns the number of nodes, or -1 with
+ * err (a file's error, or ppn 0 for block and cyclic). */
+int ph_node_map(const char *policy, uint32_t nranks, uint32_t ppn, uint32_t *node_of, ph_err *err);
 /* qsort's comparison of two uint64_t. */
 int ph_cmp_u64(const void *a, const void *b);
 /* A tool's own part of every gap it times (the recorder's, the replayer's:

@@ -1434,13 +1434,9 @@ int32_t sim_comm_rank(sim *s, uint32_t comm, uint32_t world)
 
 /* ---- setting up and tearing down ------------------------------------------------------------------ */
 
-uint32_t simmpi_node_block(uint32_t rank, uint32_t ppn) { return ppn ? rank / ppn : 0; }
-
-uint32_t simmpi_node_cyclic(uint32_t rank, uint32_t nranks, uint32_t ppn)
-{
-    uint32_t nodes = ppn ? (nranks + ppn - 1) / ppn : 1;
-    return rank % (nodes ? nodes : 1);
-}
+/* Without a node map (options' node_of NULL), ppn consecutive ranks a node:
+ * lib's ph_node_map "block". */
+static uint32_t node_block(uint32_t rank, uint32_t ppn) { return ppn ? rank / ppn : 0; }
 
 void simmpi_options_default(simmpi_options *o)
 {
@@ -1535,7 +1531,7 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
         if (!(s->own_node_of = malloc((s->n + 1) * sizeof *s->own_node_of)))
             return sim_fail(s, "out of memory");
         for (uint32_t i = 0; i < s->n; i++)
-            s->own_node_of[i] = simmpi_node_block(i, ppn);
+            s->own_node_of[i] = node_block(i, ppn);
         s->node_of = s->own_node_of;
     }
     for (uint32_t i = 0; i < s->n; i++)

@@ -281,11 +281,6 @@ int simmpi_queue_named(const char *name);
 int simmpi_run(const simmpi_options *o, const simmpi_source *src, simmpi_result **res, ph_err *err);
 void simmpi_result_free(simmpi_result *res);
 
-/* Node of a rank under the --map policies: block (ppn consecutive ranks per
- * node) or cyclic (round robin over ceil(n/ppn) nodes). */
-uint32_t simmpi_node_block(uint32_t rank, uint32_t ppn);
-uint32_t simmpi_node_cyclic(uint32_t rank, uint32_t nranks, uint32_t ppn);
-
 /* ps -> "1.234 ms" style, for humans. */
 const char *simmpi_fmt_time(simtime t, char *buf, size_t cap);
 
