@@ -35,7 +35,7 @@
     X(dwfl_module_getelf) X(dwfl_module_addrdie) X(dwfl_module_addrname) X(dwfl_module_getsrc)    \
     X(dwfl_lineinfo) X(dwfl_standard_find_debuginfo) X(dwfl_offline_section_address)               \
     X(dwarf_getscopes) X(dwarf_tag) X(dwarf_formstring) X(dwarf_attr_integrate)                    \
-    X(elf_getphdrnum) X(gelf_getphdr)
+    X(dwarf_child) X(dwarf_siblingof) X(dwarf_haspc) X(elf_getphdrnum) X(gelf_getphdr)
 
 static struct {
 #define X(f) __typeof__(f) *f;
@@ -178,6 +178,35 @@ static modinfo *open_module(symbolizer *s, const char *path)
     return m;
 }
 
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    const char *name = dw.dwarf_formstring(dw.dwarf_attr_integrate(die, DW_AT_name, &a));
+    return name ? name : dw.dwarf_formstring(dw.dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+}
+
+/* The innermost subprogram under parent whose code holds pc, looking inside
+ * every subprogram: gfortran's internal procedures (CONTAINS), like GNU C's
+ * nested functions, are DIEs inside their host's but outside its pc range,
+ * where dwarf_getscopes does not look; the symbol table calls them
+ * `send.7`, the source `send`. */
+static const char *nested_name(Dwarf_Die *parent, Dwarf_Addr pc, int depth)
+{
+    Dwarf_Die child;
+    if (depth > 16 || dw.dwarf_child(parent, &child) != 0)
+        return NULL;
+    do {
+        if (dw.dwarf_tag(&child) != DW_TAG_subprogram)
+            continue;
+        const char *inner = nested_name(&child, pc, depth + 1);
+        if (inner)
+            return inner;
+        if (dw.dwarf_haspc(&child, pc) == 1)
+            return die_name(&child);
+    } while (dw.dwarf_siblingof(&child, &child) == 0);
+    return NULL;
+}
+
 /* The innermost function containing addr, inlined ones included (the line
  * table already reports the inlined code's line, so the names must match). */
 static const char *scope_name(Dwfl_Module *mod, GElf_Addr addr)
@@ -189,15 +218,11 @@ static const char *scope_name(Dwfl_Module *mod, GElf_Addr addr)
     int n = cu ? dw.dwarf_getscopes(cu, addr - bias, &scopes) : 0;
     for (int i = 0; i < n && !name; i++) {
         int tag = dw.dwarf_tag(&scopes[i]);
-        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-            Dwarf_Attribute a;
-            name = dw.dwarf_formstring(dw.dwarf_attr_integrate(&scopes[i], DW_AT_name, &a));
-            if (!name)
-                name = dw.dwarf_formstring(dw.dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &a));
-        }
+        if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine)
+            name = die_name(&scopes[i]);
     }
     free(scopes);
-    return name;
+    return name || !cu ? name : nested_name(cu, addr - bias, 0);
 }
 
 void sym_resolve(symbolizer *s, const ph_site_info *site, int frame, char **function,

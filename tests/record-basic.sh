@@ -80,18 +80,30 @@ print("record-basic: ok")
 PY
 
 # A call in a Fortran module procedure: gfortran's symbol is
-# __halo_MOD_exchange, the site reads halo::exchange as the source does.
+# __halo_MOD_exchange, the site reads halo::exchange as the source does;
+# one in an internal procedure reads its own name (libdw's scope lookup
+# misses it: finish walks the host's DIE).
 fprog=$(cd "$WORK" && build_prog fmodule.f90)
 "$PHANTOM" record -o "$WORK/f.trace" -- mpirun --oversubscribe -np 3 "$fprog" > "$WORK/out" 2>&1 \
   || { cat "$WORK/out"; fail "fmodule under phantom record"; }
 "$PHANTOM" stats "$WORK/f.trace" --json > "$WORK/fstats.json" || fail "phantom stats fmodule"
 "$PHANTOM" predict "$WORK/f.trace" --platform "$top_srcdir/platforms/ib-qdr.conf" > "$WORK/fpredict.txt" ||
   fail "phantom predict fmodule"
-python3 - "$WORK/fstats.json" <<'PY' || fail "the Fortran module procedure's call site"
+nm "$fprog" | grep -q ' t sync_all\.[0-9]*$' ||
+  fail "gfortran did not make sync_all a local symbol of its own: the check below cannot fail"
+xline=$(grep -n 'call MPI_Sendrecv_replace' "$top_srcdir/tests/progs/fmodule.f90" | cut -d: -f1)
+bline=$(grep -n 'call MPI_Barrier' "$top_srcdir/tests/progs/fmodule.f90" | cut -d: -f1)
+python3 - "$WORK/fstats.json" "$xline" "$bline" <<'PY' || fail "the Fortran procedures' call sites"
 import json, sys
+xline, bline = sys.argv[2], sys.argv[3]
 s = [x for x in json.load(open(sys.argv[1]))["sites"] if x["call"] == "MPI_Sendrecv_replace"]
-if len(s) != 1 or s[0]["function"] != "__halo_MOD_exchange" or s[0]["where"] != "halo::exchange fmodule.f90:14":
+if len(s) != 1 or s[0]["function"] != "__halo_MOD_exchange" or s[0]["where"] != f"halo::exchange fmodule.f90:{xline}":
     sys.exit(f"Sendrecv_replace sites: {s}")
+# the internal procedure (two sites: called from two places), whose symbol is
+# sync_all.N and whose DWARF name is sync_all
+b = [x for x in json.load(open(sys.argv[1]))["sites"] if x["call"] == "MPI_Barrier"]
+if len(b) != 2 or any(x["function"] != "sync_all" or x["where"] != f"sync_all fmodule.f90:{bline}" for x in b):
+    sys.exit(f"Barrier sites: {b}")
 PY
-grep -Eq " MPI_Sendrecv_replace +halo::exchange fmodule.f90:14$" "$WORK/fpredict.txt" ||
+grep -Eq " MPI_Sendrecv_replace +halo::exchange fmodule.f90:$xline$" "$WORK/fpredict.txt" ||
   fail "predict's site table: $(grep Sendrecv_replace "$WORK/fpredict.txt")"
