@@ -182,13 +182,19 @@ ph_stream *ph_stream_open(const char *path, const ph_file_header *h,
             ph_err_set(err, "%s: out of memory", path);
             goto fail;
         }
-        /* Touch every page now, not inside a timed MPI call later. */
-        memset(s->blocks[i].data, 0, s->o.block_size);
+        /* A background stream serves a running program (the recorder):
+         * touch every page now, not inside a timed MPI call later.  In the
+         * foreground (the MPI-free writer of synthetic traces, copies and
+         * replay results) there is no call to protect, and 5 MiB of
+         * touched pages a rank was most of the time writing thousands. */
+        if (s->o.background)
+            memset(s->blocks[i].data, 0, s->o.block_size);
         s->blocks[i].cap = s->o.block_size;
         if (i > 0)
             s->freelist[s->nfree++] = i;
     }
-    memset(s->zbuf, 0, s->zcap);
+    if (s->o.background)
+        memset(s->zbuf, 0, s->zcap);
     s->cur = 0;
 
     uint8_t hdr[PH_HEADER_SIZE];
