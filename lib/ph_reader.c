@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -383,10 +384,32 @@ static int add_site(ph_trace *t, uint64_t gid, uint32_t nframes, char **modules,
 
 /* ---- the rank reader --------------------------------------------------------- */
 
+/* A rank's local ids -> trace-wide ids.  The first LOCAL_INLINE live in the
+ * map itself (one line, inside the rank reader: see there), which is all
+ * most ranks have; past them, an array of its own. */
+#define LOCAL_INLINE 12
 typedef struct local_map {
-    uint32_t *v;
+    uint32_t *v; /* inl, or the heap */
     size_t n;
+    uint32_t inl[LOCAL_INLINE];
 } local_map;
+_Static_assert(sizeof(local_map) == 64, "a local map is one cache line");
+
+static void local_init(local_map *m)
+{
+    m->v = m->inl;
+    m->n = LOCAL_INLINE;
+    for (size_t i = 0; i < LOCAL_INLINE; i++)
+        m->inl[i] = UINT32_MAX;
+}
+
+static void local_free(local_map *m)
+{
+    if (m->v != m->inl)
+        free(m->v);
+    m->v = NULL;
+    m->n = 0;
+}
 
 static int local_set(local_map *m, uint64_t idx, uint32_t val)
 {
@@ -396,9 +419,11 @@ static int local_set(local_map *m, uint64_t idx, uint32_t val)
         return -1;
     if (idx >= m->n) {
         size_t n = (size_t)idx * 2 + 16;
-        uint32_t *v = realloc(m->v, n * sizeof *v);
+        uint32_t *v = m->v == m->inl ? malloc(n * sizeof *v) : realloc(m->v, n * sizeof *v);
         if (!v)
             return -1;
+        if (m->v == m->inl)
+            memcpy(v, m->inl, sizeof m->inl);
         for (size_t i = m->n; i < n; i++)
             v[i] = UINT32_MAX;
         m->v = v;
@@ -433,32 +458,54 @@ static void *grow_to(grow *g, size_t bytes)
     return g->p;
 }
 
+/* The fields every event reads come first, in five lines at fixed offsets
+ * (the reader is 64-byte aligned): a prediction of thousands of ranks reads
+ * each rank's next event after the other ranks' have pushed the last one out
+ * of the caches, so every line an event touches is a miss, and ph_rank_next
+ * asks for all five at once rather than one after another (frames, with its
+ * 4 KiB path, is last). */
+#define TYPE_INLINE 8
 struct ph_rank_reader {
-    ph_trace *t;
-    uint32_t rank;
-    frames f;
+    /* line 0 */
     cursor c;
     int in_block;
+    uint32_t rank;
     uint64_t next_index, prev_exit, next_req;
-    local_map comms, types, sites, modules_idx;
-    uint64_t *type_size;
+    /* line 1 */
+    ph_trace *t;
+    uint64_t *type_size; /* type_inl, or the heap */
     size_t ntype_size;
-    char **modules;
-    size_t nmodules;
-    grow g_reqs, g_sb, g_rb, g_done, g_status;
-    int complete;
-    char *note;
-    int defs_only; /* prescan: build the trace tables, do not map ids */
-    counters counts;
     /* Live requests -> their communicator: a Wait's statuses carry ranks of
      * the communicator the request was created on, not of the Wait. */
     struct reqcomm { uint64_t id; uint32_t comm; uint8_t persistent; } *rq;
     size_t rqcap, rqlive;
+    /* lines 2-4 */
+    local_map comms __attribute__((aligned(64))), sites;
+    uint64_t type_inl[TYPE_INLINE];
+    /* the rest: definitions, arrays of multi-request calls, the file */
+    grow g_reqs, g_sb, g_rb, g_done, g_status;
+    local_map modules_idx;
+    char **modules;
+    size_t nmodules;
+    int complete;
+    int defs_only; /* prescan: build the trace tables, do not map ids */
+    char *note;
+    counters counts;
+    frames f;
 };
+#define READER_HOT_LINES 5
+_Static_assert(offsetof(struct ph_rank_reader, t) == 64 && offsetof(struct ph_rank_reader, comms) == 128 &&
+                   offsetof(struct ph_rank_reader, type_inl) + sizeof(uint64_t[TYPE_INLINE]) ==
+                       64 * READER_HOT_LINES,
+               "the reader's hot fields are its first READER_HOT_LINES lines");
 
+/* Writers number a rank's requests upwards, and the live ones are mostly a
+ * run of the newest: runs of 64 ids take consecutive slots (a Waitall's
+ * requests share a few lines, not a line each), and the runs are spread by
+ * a hash, so that ids in any other pattern still spread. */
 static size_t rq_slot(const ph_rank_reader *r, uint64_t id)
 {
-    return (size_t)((id * 0x9e3779b97f4a7c15ull) >> 20) & (r->rqcap - 1);
+    return (size_t)(id + ((id >> 6) * 0x9e3779b97f4a7c15ull >> 20)) & (r->rqcap - 1);
 }
 
 static struct reqcomm *rq_find(ph_rank_reader *r, uint64_t id)
@@ -633,9 +680,12 @@ static int read_type_def(ph_rank_reader *r, ph_err *err)
         return rr_fail(r, err, "datatype definition");
     if (idx >= r->ntype_size) {
         size_t n = idx * 2 + 16;
-        uint64_t *v = realloc(r->type_size, n * sizeof *v);
+        int inl = r->type_size == r->type_inl;
+        uint64_t *v = inl ? malloc(n * sizeof *v) : realloc(r->type_size, n * sizeof *v);
         if (!v)
             return rr_fail(r, err, "memory");
+        if (inl)
+            memcpy(v, r->type_inl, sizeof r->type_inl);
         for (size_t i = r->ntype_size; i < n; i++)
             v[i] = UINT64_MAX;
         r->type_size = v;
@@ -1000,8 +1050,12 @@ static int start_block(ph_rank_reader *r, ph_err *err)
     return 0;
 }
 
+unsigned ph_rank_hot_lines(void) { return READER_HOT_LINES; }
+
 int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
 {
+    for (int i = 1; i < READER_HOT_LINES; i++) /* line 0 is asked for below */
+        __builtin_prefetch((const char *)r + 64 * i);
     for (;;) {
         if (!r->in_block || r->c.p >= r->c.end) {
             r->in_block = 0;
@@ -1062,23 +1116,25 @@ static int open_rank_file(ph_trace *t, uint32_t rank, const char *ext, const cha
 
 static ph_rank_reader *rank_open(ph_trace *t, uint32_t rank, int defs_only, ph_err *err)
 {
-    ph_rank_reader *r = calloc(1, sizeof *r);
+    ph_rank_reader *r = aligned_alloc(64, (sizeof *r + 63) & ~(size_t)63);
     if (!r) {
         ph_err_set(err, "out of memory");
         return NULL;
     }
+    memset(r, 0, sizeof *r);
     r->t = t;
     r->rank = rank;
     r->defs_only = defs_only;
+    local_init(&r->comms);
+    local_init(&r->sites);
+    local_init(&r->modules_idx);
     int rc = open_rank_file(t, rank, "evt", PH_MAGIC_EVT, &r->f, err);
     /* world is local communicator 0 (trace id 0); datatype 0 is "none" */
-    r->type_size = malloc(16 * sizeof *r->type_size);
-    if (r->type_size) {
-        r->ntype_size = 16;
-        for (int i = 0; i < 16; i++)
-            r->type_size[i] = i == 0 ? 0 : UINT64_MAX;
-    }
-    if (rc < 0 || !r->type_size || local_set(&r->comms, 0, 0) < 0) {
+    r->type_size = r->type_inl;
+    r->ntype_size = TYPE_INLINE;
+    for (int i = 0; i < TYPE_INLINE; i++)
+        r->type_inl[i] = i == 0 ? 0 : UINT64_MAX;
+    if (rc < 0 || local_set(&r->comms, 0, 0) < 0) {
         ph_rank_close(r);
         return NULL;
     }
@@ -1107,11 +1163,11 @@ void ph_rank_close(ph_rank_reader *r)
     if (!r)
         return;
     frames_close(&r->f);
-    free(r->comms.v);
-    free(r->types.v);
-    free(r->sites.v);
-    free(r->modules_idx.v);
-    free(r->type_size);
+    local_free(&r->comms);
+    local_free(&r->sites);
+    local_free(&r->modules_idx);
+    if (r->type_size != r->type_inl)
+        free(r->type_size);
     for (size_t i = 0; i < r->nmodules; i++)
         free(r->modules[i]);
     free(r->modules);

@@ -238,6 +238,10 @@ int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t
 ph_rank_reader *ph_rank_open(ph_trace *t, uint32_t rank, ph_err *err);
 /* 1: an event; 0: end of stream; -1: error (err names file and offset). */
 int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err);
+/* How many cache lines, from the reader's own address, every ph_rank_next
+ * reads first: for a caller of many readers that knows which comes next
+ * and asks the caches for them ahead. */
+unsigned ph_rank_hot_lines(void);
 /* After 0: did the stream end with an END record (clean MPI_Finalize)? */
 int ph_rank_complete(const ph_rank_reader *r);
 /* Notes the recorder left (e.g. "recording stopped: No space left on device"). */

@@ -1234,6 +1234,11 @@ static void prefetch_next(sim *s)
     __builtin_prefetch(r + 64);
     if (q == &s->mheap)
         __builtin_prefetch(&s->ms[evq_top_ref(q)]);
+    if (s->src->hot) { /* and where its next read from the trace starts */
+        const char *h = s->src->hot[ev_rank(nx)];
+        for (uint32_t i = 0; i < s->src->hot_lines; i++)
+            __builtin_prefetch(h + 64 * i);
+    }
 }
 
 static void run_loop(sim *s)

@@ -136,6 +136,11 @@ typedef struct simmpi_source {
     /* Events of all ranks together, for progress reports: 0 while not known
      * (yet).  May be NULL.  Called from the simulating thread. */
     uint64_t (*events_total)(void *ctx);
+    /* Optional (NULL): per rank, where its next read starts, of which the
+     * first hot_lines cache lines are read first; the engine asks for them
+     * one event ahead.  A hint: entries may be NULL or change. */
+    void *const *hot;
+    uint32_t hot_lines;
 } simmpi_source;
 
 /* A source reading the ranks of an open trace (readers opened on first use).

@@ -2,7 +2,9 @@
 # The prediction is a pure function of trace, platform and options: bit-identical
 # JSON with 1, 2 and 4 threads and the default (all online cores), and from run
 # to run.  The stencil's ranks have about 1,400 events each, so that the decoding
-# workers hand over several 512-event chunks per rank (doc/simmpi.md, section 6).
+# workers hand over several 512-event chunks per rank (doc/simmpi.md, section 6);
+# the 256-rank one is where one thread reads with the engine asking for each
+# rank's reader ahead (source.c, HOT_FROM).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/simmpi-lib.sh"
 plat "intra.L = 700ns
@@ -12,7 +14,8 @@ cores_per_node = 4"
 "$SYNTH" alltoall "$WORK/a2a" --ranks 7 --iters 5 --bytes 2000 --comp 1000
 "$SYNTH" wildcard "$WORK/wc" --ranks 6 --bytes 100 --comp 777
 "$SYNTH" coll "$WORK/bar" --ranks 4 --op barrier
-for t in st a2a wc bar; do
+"$SYNTH" stencil "$WORK/st256" --dims 8,8,4 --iters 3 --bytes 3000 --comp 20000
+for t in st a2a wc bar st256; do
   $PREDICT "$WORK/$t" --platform "$WORK/plat.conf" --json --threads 1 > "$WORK/$t.ref.json" \
     || fail "$t: predict --threads 1"
   for run in 1 2 3; do
