@@ -521,7 +521,7 @@ static struct reqcomm *rq_find(ph_rank_reader *r, uint64_t id)
 static int rq_add(ph_rank_reader *r, uint64_t id, uint32_t comm, int persistent)
 {
     if ((r->rqlive + 1) * 2 > r->rqcap) {
-        size_t cap = r->rqcap ? r->rqcap * 2 : 256, old = r->rqcap;
+        size_t cap = r->rqcap ? r->rqcap * 2 : 32, old = r->rqcap;
         struct reqcomm *t = calloc(cap, sizeof *t), *o = r->rq;
         if (!t)
             return -1;
