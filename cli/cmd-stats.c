@@ -434,8 +434,7 @@ static void print_spread_row(const char *label, const double v[NCOLS])
         else
             snprintf(cell[c], sizeof cell[c], "%.1f", v[c]);
     }
-    printf("%-6s %10s %11s %11s %7s %9s %10s %10s %10s\n", label, cell[0], cell[1], cell[2], cell[3], cell[4],
-           cell[5], cell[6], cell[7]);
+    printf(rank_columns, label, cell[0], cell[1], cell[2], cell[3], cell[4], cell[5], cell[6], cell[7]);
 }
 
 static const rank_sum *top_base;
@@ -503,9 +502,14 @@ static void print_spread(const stats *st)
     printf("\n");
     print_top(st, "computation", C_COMP, order, 3, lo[C_COMP] == hi[C_COMP]);
     print_top(st, "MPI time", C_MPI, order, 3, lo[C_MPI] == hi[C_MPI]);
+    uint32_t incomplete = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (!st->ranks[i].complete)
-            printf("rank %u: incomplete\n", st->ranks[i].rank);
+        if (!st->ranks[i].complete && incomplete++ < 10)
+            printf("%s %u", incomplete == 1 ? "incomplete (no end record): rank" : ",", st->ranks[i].rank);
+    if (incomplete > 10)
+        printf(" and %u more", incomplete - 10);
+    if (incomplete)
+        printf("\n");
     free(v);
     free(order);
 }

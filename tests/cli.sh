@@ -70,6 +70,12 @@ import json, sys
 d = json.load(sys.stdin)
 if [r["rank"] for r in d["ranks"]] != [2, 3] or d["totals"]["comp_ns"] != 25000:
     sys.exit("stats --ranks 2-3 --json: %s" % d["ranks"])' || fail "stats --ranks 2-3 --json"
+# ranks whose streams have no end record (a killed job) are named, ten at most
+"$top_builddir/tests/trace_copy" "$WORK/wc.trace" "$WORK/wc-killed.trace" $(seq -f '%g:no-end' 1 19) ||
+  fail "trace_copy no-end"
+"$PHANTOM" stats "$WORK/wc-killed.trace" > "$WORK/killed" 2> /dev/null || fail "stats of incomplete ranks"
+grep -qx 'incomplete (no end record): rank 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 9 more' "$WORK/killed" ||
+  fail "stats: incomplete ranks: $(grep incomplete "$WORK/killed")"
 "$PHANTOM" stats "$WORK/wc.trace" --ranks 0,30 > /dev/null 2> "$WORK/err" && fail "stats took rank 30 of 20"
 [ "$(wc -l < "$WORK/err")" = 1 ] && grep -q "wc.trace: --ranks: .*rank 30 is out of range" "$WORK/err" ||
   fail "stats --ranks 0,30: $(cat "$WORK/err")"

@@ -1,6 +1,6 @@
 /* trace_copy.c - copy a trace through ph_reader and ph_writer.
  *
- *   trace_copy IN OUT [RANK:SEQ:FIELD=VALUE | RANK:SEQ:drop | RANK:gaps-of:REP]...
+ *   trace_copy IN OUT [RANK:SEQ:FIELD=VALUE | RANK:SEQ:drop | RANK:gaps-of:REP | RANK:no-end]...
  *
  * Used by tests/roundtrip.sh: a recorded trace copied this way must dump
  * identically, which checks that the writer encodes exactly what the reader
@@ -16,7 +16,10 @@
  * RANK:gaps-of:REP gives RANK's computation to REP's timing (the
  * tests/cluster-predict.sh check of predict --groups): every gap between two
  * of RANK's calls becomes REP's gap before the event of the same index, each
- * call keeping its own duration.  The two ranks must have as many events. */
+ * call keeping its own duration.  The two ranks must have as many events.
+ *
+ * RANK:no-end leaves out RANK's end record, as when a job is killed (the
+ * tests/cli.sh check of incomplete ranks in stats). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +109,18 @@ static uint32_t gaps_source(int argc, char **argv, uint32_t rank)
     return rank;
 }
 
+/* Does a RANK:no-end edit name rank? */
+static int no_end(int argc, char **argv, uint32_t rank)
+{
+    for (int i = 3; i < argc; i++) {
+        unsigned long r;
+        int n = 0;
+        if (sscanf(argv[i], "%lu:no-end%n", &r, &n) == 1 && n && !argv[i][n] && r == rank)
+            return 1;
+    }
+    return 0;
+}
+
 /* Moves `ev` so that the gap before it is `rep`'s gap before its own event;
  * *last_exit (ev's predecessor, already moved) and *rep_exit follow along. */
 static void take_gap(ph_event *ev, const ph_event *rep, uint64_t *last_exit, uint64_t *rep_exit)
@@ -121,7 +136,8 @@ static void take_gap(ph_event *ev, const ph_event *rep, uint64_t *last_exit, uin
 int main(int argc, char **argv)
 {
     if (argc < 3)
-        return die("usage: trace_copy IN OUT [RANK:SEQ:FIELD=VALUE | RANK:SEQ:drop | RANK:gaps-of:REP]...");
+        return die("usage: trace_copy IN OUT [RANK:SEQ:FIELD=VALUE | RANK:SEQ:drop | RANK:gaps-of:REP | "
+                   "RANK:no-end]...");
     ph_err err;
     ph_trace *in = ph_trace_open(argv[1], &err);
     if (!in)
@@ -158,7 +174,7 @@ int main(int argc, char **argv)
             if (gaps)
                 take_gap(&ev, &rep, &last_exit, &rep_exit);
             for (int i = 3; i < argc; i++) {
-                if (strstr(argv[i], ":gaps-of:"))
+                if (strstr(argv[i], ":gaps-of:") || strstr(argv[i], ":no-end"))
                     continue;
                 int a = apply(argv[i], r, &ev, reqs);
                 if (a < 0)
@@ -168,7 +184,7 @@ int main(int argc, char **argv)
             if (!drop && ph_rank_write(rw, &ev, &err) < 0)
                 return die(err.msg);
         }
-        if (rc < 0 || ph_rank_writer_close(rw, ph_rank_complete(rr), &err) < 0)
+        if (rc < 0 || ph_rank_writer_close(rw, ph_rank_complete(rr) && !no_end(argc, argv, r), &err) < 0)
             return die(err.msg);
         if (gaps && ph_rank_next(gaps, &rep, &err) != 0)
             return die("gaps-of: the representative has more events");
