@@ -1236,7 +1236,7 @@ static void prefetch_next(sim *s)
         __builtin_prefetch(&s->ms[evq_top_ref(q)]);
     if (s->src->hot) { /* and where its next read from the trace starts */
         const char *h = s->src->hot[ev_rank(nx)];
-        for (uint32_t i = 0; i < s->src->hot_lines; i++)
+        for (uint32_t i = 0; h && i < s->src->hot_lines; i++) /* NULL: not opened yet */
             __builtin_prefetch(h + 64 * i);
     }
 }
