@@ -139,7 +139,7 @@ typedef struct simmpi_source {
     /* Optional (NULL): per rank, where its next read starts, of which the
      * first hot_lines cache lines are read first; the engine asks for them
      * one event ahead.  A hint: entries may be NULL or change. */
-    void *const *hot;
+    const void *const *hot;
     uint32_t hot_lines;
 } simmpi_source;
 

@@ -73,6 +73,7 @@ typedef struct trace_src {
     pthread_mutex_t mu;
     pthread_cond_t work, data;
     uint32_t *todo, qhead, qlen; /* ranks with a free chunk to fill, FIFO */
+    const void **next_ev;        /* per rank, its next decoded event, if in a READY chunk (simulation) */
     uint32_t chunk;              /* events a chunk holds */
     uint32_t idle;               /* workers asleep on work (lock) */
     int waiting;                 /* the simulation sleeps on data (lock) */
@@ -289,6 +290,7 @@ static int threaded_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
         if (atomic_load_explicit(&b->state[b->cur], memory_order_acquire) == SLOT_READY) {
             if (c->pos < c->n) {
                 *ev = c->ev[c->pos++];
+                ts->next_ev[rank] = c->pos < c->n ? &c->ev[c->pos] : NULL; /* the engine's hint */
                 /* The rank's next event, decoded on another core: in this
                  * core's cache by the time the rank asks (a round of the
                  * other ranks' events later, as a rule). */
@@ -301,6 +303,7 @@ static int threaded_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
                 *err = c->errmsg;
                 return -1;
             }
+            ts->next_ev[rank] = NULL;
             pthread_mutex_lock(&ts->mu); /* used up: give it back, move on */
             b->ended = (uint8_t)c->end;
             atomic_store_explicit(&b->state[b->cur], SLOT_FREE, memory_order_relaxed);
@@ -328,9 +331,10 @@ static int threaded_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
 static int start_workers(trace_src *ts, uint32_t nthreads, ph_err *err)
 {
     ts->b = calloc(ts->n, sizeof *ts->b);
+    ts->next_ev = calloc(ts->n, sizeof *ts->next_ev);
     ts->todo = malloc((size_t)ts->n * sizeof *ts->todo);
     ts->th = calloc(nthreads, sizeof *ts->th);
-    if (!ts->b || !ts->todo || !ts->th) {
+    if (!ts->b || !ts->next_ev || !ts->todo || !ts->th) {
         ph_err_set(err, "%s: out of memory", ph_trace_dir(ts->t));
         return -1;
     }
@@ -424,7 +428,7 @@ int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_er
      * one event ahead, it is not (4,096-rank stencil, one thread: a quarter
      * of the time).  Below, the readers stay cached. */
     if (n >= HOT_FROM) {
-        src->hot = (void *const *)ts->r;
+        src->hot = (const void *const *)ts->r;
         src->hot_lines = ph_rank_hot_lines();
     }
     /* phantom finish and the writer count the events into meta.json: the
@@ -433,10 +437,13 @@ int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_er
     atomic_store_explicit(&ts->total, events ? strtoull(events, NULL, 10) : 0, memory_order_relaxed);
     if (threads > 1 && n > 0) { /* the simulating thread is one of them */
         src->next = threaded_next;
-        src->hot = NULL; /* threaded_next asks for its chunk's next event itself */
         if (start_workers(ts, threads - 1, err) < 0) {
             simmpi_source_trace_close(src);
             return -1;
+        }
+        if (src->hot) { /* the rank's next decoded event, where it has one */
+            src->hot = ts->next_ev;
+            src->hot_lines = (uint32_t)((sizeof(ph_event) + 63) / 64 + 1); /* unaligned */
         }
     }
     return 0;
@@ -468,6 +475,7 @@ void simmpi_source_trace_close(simmpi_source *src)
         ph_rank_close(ts->r[i]);
     free(ts->b);
     free(ts->todo);
+    free(ts->next_ev);
     free(ts->th);
     free(ts->r);
     free(ts->ended);
