@@ -395,6 +395,16 @@ typedef struct local_map {
 } local_map;
 _Static_assert(sizeof(local_map) == 64, "a local map is one cache line");
 
+/* An array that starts in inline storage inl, grown from old to n elements
+ * of size bytes (the first old kept); NULL when out of memory, v intact. */
+static void *grow_inline(void *v, const void *inl, size_t old, size_t n, size_t size)
+{
+    void *p = v == inl ? malloc(n * size) : realloc(v, n * size);
+    if (p && v == inl)
+        memcpy(p, inl, old * size);
+    return p;
+}
+
 static void local_init(local_map *m)
 {
     m->v = m->inl;
@@ -419,11 +429,9 @@ static int local_set(local_map *m, uint64_t idx, uint32_t val)
         return -1;
     if (idx >= m->n) {
         size_t n = (size_t)idx * 2 + 16;
-        uint32_t *v = m->v == m->inl ? malloc(n * sizeof *v) : realloc(m->v, n * sizeof *v);
+        uint32_t *v = grow_inline(m->v, m->inl, m->n, n, sizeof *v);
         if (!v)
             return -1;
-        if (m->v == m->inl)
-            memcpy(v, m->inl, sizeof m->inl);
         for (size_t i = m->n; i < n; i++)
             v[i] = UINT32_MAX;
         m->v = v;
@@ -680,12 +688,9 @@ static int read_type_def(ph_rank_reader *r, ph_err *err)
         return rr_fail(r, err, "datatype definition");
     if (idx >= r->ntype_size) {
         size_t n = idx * 2 + 16;
-        int inl = r->type_size == r->type_inl;
-        uint64_t *v = inl ? malloc(n * sizeof *v) : realloc(r->type_size, n * sizeof *v);
+        uint64_t *v = grow_inline(r->type_size, r->type_inl, r->ntype_size, n, sizeof *v);
         if (!v)
             return rr_fail(r, err, "memory");
-        if (inl)
-            memcpy(v, r->type_inl, sizeof r->type_inl);
         for (size_t i = r->ntype_size; i < n; i++)
             v[i] = UINT64_MAX;
         r->type_size = v;
