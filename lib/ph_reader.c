@@ -469,9 +469,10 @@ static void *grow_to(grow *g, size_t bytes)
 /* The fields every event reads come first, in five lines at fixed offsets
  * (the reader is 64-byte aligned): a prediction of thousands of ranks reads
  * each rank's next event after the other ranks' have pushed the last one out
- * of the caches, so every line an event touches is a miss, and ph_rank_next
- * asks for all five at once rather than one after another (frames, with its
- * 4 KiB path, is last). */
+ * of the caches, so every line an event touches is a miss; a caller that
+ * knows which reader comes next asks for all five ahead (ph_rank_hot_lines;
+ * the simulator does), rather than meeting them one after another (frames,
+ * with its 4 KiB path, is last). */
 #define TYPE_INLINE 8
 struct ph_rank_reader {
     /* line 0 */
@@ -1059,8 +1060,6 @@ unsigned ph_rank_hot_lines(void) { return READER_HOT_LINES; }
 
 int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
 {
-    for (int i = 1; i < READER_HOT_LINES; i++) /* line 0 is asked for below */
-        __builtin_prefetch((const char *)r + 64 * i);
     for (;;) {
         if (!r->in_block || r->c.p >= r->c.end) {
             r->in_block = 0;
