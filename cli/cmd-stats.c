@@ -668,12 +668,12 @@ static int collect(stats *st, const char *opt, const char *spec)
         return cli_error("stats", "out of memory");
     }
     ph_err err;
-    if (spec && strcmp(spec, "all") != 0 && ph_parse_ranks(spec, nr, in, &err) < 0) {
+    if (!spec || strcmp(spec, "all") == 0)
+        memset(in, 1, nr);
+    else if (ph_parse_ranks(spec, nr, in, &err) < 0) {
         free(in);
         return cli_error("stats", "%s: %s: %s", ph_trace_dir(st->t), opt, err.msg);
     }
-    if (!spec || strcmp(spec, "all") == 0)
-        memset(in, 1, nr);
     st->total.complete = 1;
     int rc = CLI_OK;
     for (uint32_t rank = 0; rank < nr && rc == CLI_OK; rank++) {
