@@ -938,25 +938,91 @@ static void coll_post_round(sim *s, uint32_t rank, uint32_t comm, const coll_rou
  * stencil's 8-byte allreduce, reduce + bcast, 55 instructions an event);
  * otherwise empty.  A v-collective's byte counts are not compared: its
  * memo is never kept. */
-static void memo_open(srank *r, const ins_coll *c)
+static int memo_open(srank *r, const ins_coll *c)
 {
     coll_for f = {.count = c->count, .size = c->size, .me = c->me, .root = c->root, .esize = c->esize};
     if (!c->v && r->memo.coll == c->coll && r->memo.calg == c->alg && r->memo_for.count == f.count &&
         r->memo_for.size == f.size && r->memo_for.me == f.me && r->memo_for.root == f.root &&
         r->memo_for.esize == f.esize)
-        return;
+        return 1;
     r->memo = (coll_memo){.coll = c->v ? 0xff : c->coll, .calg = c->alg};
     r->memo_for = f;
+    return 0;
+}
+
+/* A new memo: record its rounds as they are built (the collective is not a
+ * v-one and its communicator small enough for them to fit, most likely),
+ * or keep none.  The table is made on first use: a run without small
+ * collectives never touches it.  --strict-order keeps none: the reference
+ * that tests/simmpi-run-ahead.sh compares with. */
+static void sched_open(sim *s, uint32_t rank, const ins_coll *c)
+{
+    if (c->v || c->size > SCHED_SIZE || s->o->strict_order) {
+        if (s->sched)
+            s->sched[rank].state = SC_NONE;
+        return;
+    }
+    if (!s->sched && !(s->sched = calloc(s->n, sizeof *s->sched))) {
+        sim_fail(s, "out of memory (%u ranks)", s->n);
+        return;
+    }
+    s->sched[rank] = (coll_sched){.state = SC_FILLING};
+}
+
+/* Round k of a recording schedule, as built (nothing: there is none); one
+ * too many for the table ends the recording. */
+static void sched_note(coll_sched *sc, uint32_t k, const coll_round *cr, int more)
+{
+    if (sc->state != SC_FILLING || k != sc->nrounds)
+        return;
+    if (!more) {
+        sc->state = SC_COMPLETE;
+        return;
+    }
+    uint32_t nx = cr->nrecv + cr->nsend;
+    if (sc->nrounds == SCHED_ROUNDS || sc->nx + nx > SCHED_XFERS) {
+        sc->state = SC_NONE;
+        return;
+    }
+    sc->round[sc->nrounds++] = (sched_round){
+        .reduce_bytes = cr->reduce_bytes, .x = sc->nx, .nrecv = (uint8_t)cr->nrecv, .nsend = (uint8_t)cr->nsend};
+    memcpy(sc->x + sc->nx, cr->recv, cr->nrecv * sizeof *cr->recv);
+    memcpy(sc->x + sc->nx + cr->nrecv, cr->send, cr->nsend * sizeof *cr->send);
+    sc->nx = (uint8_t)(sc->nx + nx);
+}
+
+/* Round k of rank's collective: from its schedule when complete, into
+ * *view; else built by coll.c into the scratch round (and recorded).  1: a
+ * round, 0: no more, -1: failed. */
+static int round_of(sim *s, uint32_t rank, const ins_coll *c, uint32_t k, const coll_round **out,
+                    coll_round *view)
+{
+    coll_sched *sc = s->sched ? &s->sched[rank] : NULL;
+    if (sc && sc->state == SC_COMPLETE) {
+        if (k >= sc->nrounds)
+            return 0;
+        const sched_round *sr = &sc->round[k];
+        *view = (coll_round){.nrecv = sr->nrecv, .nsend = sr->nsend, .recv = sc->x + sr->x,
+                             .send = sc->x + sr->x + sr->nrecv, .reduce_bytes = sr->reduce_bytes};
+        *out = view;
+        return 1;
+    }
+    int rc = coll_round_get(c, &s->r[rank].memo, k, &s->cr);
+    if (rc >= 0 && sc)
+        sched_note(sc, k, &s->cr, rc);
+    *out = &s->cr;
+    return rc;
 }
 
 /* Post round r->round of the collective; DONE when there are no more rounds. */
 static int coll_start_round(sim *s, uint32_t rank, const ins *in)
 {
     srank *r = &s->r[rank];
-    coll_round *cr = &s->cr;
-    if (r->round == 0)
-        memo_open(r, &in->u.c);
-    int rc = coll_round_get(&in->u.c, &r->memo, r->round, cr);
+    const coll_round *cr;
+    coll_round view;
+    if (r->round == 0 && !memo_open(r, &in->u.c))
+        sched_open(s, rank, &in->u.c);
+    int rc = round_of(s, rank, &in->u.c, r->round, &cr, &view);
     if (rc < 0)
         return sim_fail(s, "rank %u: %s: cannot build round %u of the collective", rank,
                         ph_ops[in->op].name, r->round);
@@ -1588,6 +1654,7 @@ static void teardown(sim *s)
     free(s->rev);
     free(s->cr.send);
     free(s->cr.recv);
+    free(s->sched);
 }
 
 void simmpi_result_free(simmpi_result *res)

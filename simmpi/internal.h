@@ -267,6 +267,32 @@ typedef struct coll_round {
     uint64_t reduce_bytes; /* local reduction after the round */
 } coll_round;
 
+/* A rank's collective repeated call after call (a stencil's allreduce, an
+ * all-to-all in a loop) has the same rounds every time: the memo is kept
+ * (engine.c: memo_open), and so are its rounds as coll.c built them the
+ * first time, which later calls read instead of running the algorithm
+ * again (about 220 instructions a round).  For communicators of up to
+ * SCHED_SIZE ranks (the log-round algorithms' 8 rounds; a larger schedule
+ * would cost a cold line a round at the scale that has them, for the
+ * instructions it saves), and at most SCHED_ROUNDS rounds of SCHED_XFERS
+ * transfers in all; past that a collective is built round by round. */
+#define SCHED_SIZE 256
+#define SCHED_ROUNDS 8
+#define SCHED_XFERS 16
+
+enum sched_state { SC_NONE, SC_FILLING, SC_COMPLETE };
+
+typedef struct sched_round {
+    uint64_t reduce_bytes;
+    uint8_t x, nrecv, nsend; /* its transfers: x[x ..], the receives first */
+} sched_round;
+
+typedef struct coll_sched {
+    uint8_t state, nrounds, nx;
+    sched_round round[SCHED_ROUNDS];
+    coll_xfer x[SCHED_XFERS];
+} coll_sched;
+
 typedef struct comm_cache {
     const ph_comm_info *info;
     int32_t *rank_of;    /* world -> comm rank pairs, sorted (built on first use) */
@@ -314,6 +340,7 @@ typedef struct sim {
     comm_cache *comms;
     uint32_t ncomms;
     coll_round cr;       /* scratch for one collective round */
+    coll_sched *sched;   /* per rank, made on first use (engine.c: sched_open) */
     simmpi_result *res;
     uint32_t done;
     uint64_t events, next_progress;

@@ -207,9 +207,11 @@ typedef struct simmpi_options {
                                  * (ph_trace_probe_gap_ns), taken off each host unit
                                  * before comp sees it (at least 0) */
     double comp_scale;          /* what-if: multiply every computation unit */
-    int strict_order;           /* 1: no rank runs ahead of deliveries (engine.c:
-                                 * may_run_ahead); the same prediction, more heap
-                                 * events: for checking just that */
+    int strict_order;           /* 1: the reference engine: no rank runs ahead of
+                                 * deliveries (engine.c: may_run_ahead), every
+                                 * collective round built afresh (sched_open); the
+                                 * same prediction, more heap events and work: for
+                                 * checking just that */
     int queue;                  /* enum simmpi_queue: which event queue (evqueue.h);
                                  * the same prediction with any */
     /* Called from the simulating thread every 2^14 heap events (a few

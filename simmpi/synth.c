@@ -14,7 +14,8 @@
  *               --overlap, Wait on both sides)
  *   pingpong    I round trips of K bytes between ranks 0 and 1, comp before each
  *   ring        a token of K bytes goes 0 -> 1 -> ... -> N-1 -> 0, I times
- *   coll        one collective --op of K bytes (per block) on all N ranks
+ *   coll        one collective --op of K bytes (per block) on all N ranks,
+ *               I times (--op A,B,...: each time the list, in turn)
  *   stencil     3-D halo exchange on an X*Y*Z grid of ranks (Irecv/Isend to
  *               6 neighbours, Waitall) then Allreduce(8 B), I iterations
  *   alltoall    I iterations of (comp, Alltoall of K bytes per peer)
@@ -241,10 +242,19 @@ static uint16_t coll_op(const char *name)
     return 0;
 }
 
+/* --op A,B,...: each iteration runs them in turn */
 static void k_coll(const opts *o, W *w)
 {
+    char name[32];
+    if (!o->op || !*o->op)
+        coll_op(NULL); /* dies naming the choices */
     for (uint32_t i = 0; i < o->iters; i++)
-        coll(w, coll_op(o->op), 0, o->bytes, o->esize, (int32_t)o->root, o->comp);
+        for (const char *p = o->op; *p;) {
+            size_t n = strcspn(p, ",");
+            snprintf(name, sizeof name, "%.*s", (int)n, p);
+            coll(w, coll_op(name), 0, o->bytes, o->esize, (int32_t)o->root, o->comp);
+            p += n + (p[n] == ',');
+        }
 }
 
 static int32_t nb(const opts *o, uint32_t rank, int dim, int dir)

@@ -79,6 +79,10 @@ for p in 2 3 4 5 7 8 13 16; do
   expect "dissemination barrier p=$p" "$(q "d['predicted_ps']")" "$(ps $((r * (os + L + or))))"
   expect "dissemination barrier p=$p: all ranks" \
     "$(q "len(set(x['finish_ps'] for x in d['ranks']))")" 1
+  # three in a row: the later two run from the rounds the engine kept
+  "$SYNTH" coll "$WORK/bar3x$p" --ranks $p --op barrier --iters 3
+  predict "$WORK/bar3x$p"
+  expect "3 dissemination barriers p=$p" "$(q "d['predicted_ps']")" "$(ps $((3 * r * (os + L + or))))"
 done
 plat "coll.barrier = linear"
 predict "$WORK/bar4"
