@@ -57,8 +57,10 @@ static const char usage[] =
     "  --what-if comp=X    multiply every computation unit by X (e.g. 0.5)\n"
     "  --what-if net=Y     multiply every network cost (o_s, o_r, L, o', G, o_poll,\n"
     "                      o_iprobe) by Y\n"
-    "  --threads N         threads, N - 1 of them decoding traces ahead (default:\n"
-    "                      all online cores; the prediction is the same for any N)\n"
+    "  --threads N         threads, N - 1 of them decoding traces ahead; 0: all\n"
+    "                      online cores (default 1: where measured, a decoding\n"
+    "                      thread cost more than it saved; the prediction is the\n"
+    "                      same for any N)\n"
     "  --top N             call sites to show (default 10)\n"
     "  --json              one JSON document instead of tables\n"
     "  --svg FILE          also draw where each rank's time goes (computation,\n"
@@ -143,9 +145,10 @@ static int parse_args(int argc, char **argv, popts *o)
         case 't':
         case 'T': {
             uint32_t *dst = c == 'n' ? &o->ppn : c == 't' ? &o->threads : &o->top;
-            if (cli_parse_u32(optarg, c == 'T' ? 0 : 1, 1u << 24, dst) != 0)
-                return cli_usage_error("predict", "--%s: '%s' is not a positive number",
-                                       c == 'n' ? "ppn" : c == 't' ? "threads" : "top", optarg);
+            if (cli_parse_u32(optarg, c == 'n' ? 1 : 0, 1u << 24, dst) != 0)
+                return cli_usage_error("predict", "--%s: '%s' is not a %s number",
+                                       c == 'n' ? "ppn" : c == 't' ? "threads" : "top", optarg,
+                                       c == 'n' ? "positive" : "whole");
             break;
         }
         default: return CLI_USAGE;
@@ -848,7 +851,7 @@ static int svg_close(popts *o, int rc)
 
 static int run(int argc, char **argv)
 {
-    popts o = {.top = 10, .comp_scale = 1.0, .net_scale = 1.0};
+    popts o = {.top = 10, .threads = 1, .comp_scale = 1.0, .net_scale = 1.0};
     int rc = parse_args(argc, argv, &o);
     if (rc != CLI_OK)
         return rc == -2 ? CLI_OK : rc;

@@ -14,7 +14,15 @@
  * itself, as it would without workers, rather than sleep until one does.
  * Sleeping and waking cost system calls, so each side wakes the other only
  * when it sleeps.  Chunks hold fewer events the more ranks there are, so
- * that what is decoded ahead stays within about CHUNK_BUDGET bytes.
+ * that what is decoded ahead stays within about CHUNK_BUDGET bytes: small
+ * enough to stay in the caches and out of the page-fault path (an event is
+ * 216 bytes: with 64 MiB and chunks of up to 4,096, a 16-rank stencil took
+ * 7,000 page faults with a worker and 660 without; now 2,100).
+ *
+ * The CLI's default is one thread, no workers: where measured (a 2-core
+ * VM, doc/simmpi.md section 6), a decoded event read from another core's
+ * cache cost about what decoding it in place does, and waiting for a
+ * worker more.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,10 +34,10 @@
 
 #include "internal.h"
 
-#define CHUNK_MAX 4096           /* events decoded at a time for one rank */
+#define CHUNK_MAX 1024           /* events decoded at a time for one rank */
 #define CHUNK_MIN 16
 #define CHUNK_FIRST 64           /* a rank's first chunk: the simulation waits for it */
-#define CHUNK_BUDGET (64u << 20) /* bytes of events decoded ahead, over every rank */
+#define CHUNK_BUDGET (8u << 20)  /* bytes of events decoded ahead, over every rank */
 #define HOT_FROM 256             /* ranks: from here, the engine asks for the next reader ahead */
 
 typedef struct chunk {
