@@ -64,7 +64,8 @@ __attribute__((destructor)) static void dctx_pool_free(void)
 /* ---- frames ------------------------------------------------------------- */
 
 typedef struct frames {
-    char path[4096];
+    char *path;          /* malloc'd: every rank has a reader open at once, and
+                          * a 4 KiB array each was 4 GiB at a million ranks */
     const uint8_t *map;
     size_t size, off; /* off: next frame's file offset */
     uint8_t *blk;
@@ -76,7 +77,10 @@ typedef struct frames {
 static int frames_open(frames *f, const char *path, const char *magic, ph_err *err)
 {
     memset(f, 0, sizeof *f);
-    snprintf(f->path, sizeof f->path, "%s", path);
+    if (!(f->path = strdup(path))) {
+        ph_err_set(err, "%s: out of memory", path);
+        return -1;
+    }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         ph_err_set(err, "%s: cannot open: %s", path, strerror(errno));
@@ -113,6 +117,7 @@ static void frames_close(frames *f)
     if (f->map)
         munmap((void *)f->map, f->size);
     free(f->blk);
+    free(f->path);
     memset(f, 0, sizeof *f);
 }
 
