@@ -65,7 +65,8 @@ static const char usage[] =
     "  --json              one JSON document instead of tables\n"
     "  --svg FILE          also draw where each rank's time goes (computation,\n"
     "                      overhead, transfer, syn) as a chart, an SVG file; past\n"
-    "                      32 ranks a bar is the mean of a range of ranks\n"
+    "                      32 ranks a bar is the mean of a range of ranks; '-':\n"
+    "                      the chart on standard output, instead of the tables\n"
     "  --no-progress       no progress bar (shown on a terminal's stderr when the\n"
     "                      simulation takes more than a second)\n"
     "  --strict-order      handle every event in (time, rank) order, no rank\n"
@@ -88,6 +89,9 @@ typedef struct popts {
     const char *svg;
     FILE *svg_out; /* opened before the simulation: a bad path fails at once */
 } popts;
+
+/* --svg -: the chart is the output, the tables are left out */
+static int svg_to_stdout(const popts *o) { return o->svg && strcmp(o->svg, "-") == 0; }
 
 /* ---- options ------------------------------------------------------------------------ */
 
@@ -158,6 +162,8 @@ static int parse_args(int argc, char **argv, popts *o)
         return CLI_USAGE;
     if (!o->platform)
         return cli_usage_error("predict", "no platform given (--platform FILE)");
+    if (svg_to_stdout(o) && o->json)
+        return cli_usage_error("predict", "--svg - and --json both write to standard output");
     return CLI_OK;
 }
 
@@ -750,7 +756,7 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
         rc = report_stuck(&r);
     else if ((rc = check_replay_events(o, res, replayed)) == CLI_OK && o->json)
         rc = print_json(&r);
-    else if (rc == CLI_OK)
+    else if (rc == CLI_OK && !svg_to_stdout(o))
         print_tables(&r);
     if (rc == CLI_OK && o->svg_out)
         rc = write_svg(&r, o->svg_out);
@@ -840,7 +846,7 @@ static int load_replay(const popts *o, ph_trace *t, const uint32_t *rep_of, repl
 /* Closes the chart's file; removes it unless it holds a chart (rc OK). */
 static int svg_close(popts *o, int rc)
 {
-    if (!o->svg_out)
+    if (!o->svg_out || o->svg_out == stdout) /* stdout: flushed and checked at the end */
         return rc;
     if (fclose(o->svg_out) != 0 && rc == CLI_OK)
         rc = cli_error("predict", "--svg %s: cannot write: %s", o->svg, strerror(errno));
@@ -863,7 +869,7 @@ static int run(int argc, char **argv)
     so.queue = o.queue;
     if (simmpi_platform_load(o.platform, &so.platform, &err) < 0)
         return cli_error("predict", "%s", err.msg);
-    if (o.svg && !(o.svg_out = fopen(o.svg, "w")))
+    if (o.svg && !(o.svg_out = svg_to_stdout(&o) ? stdout : fopen(o.svg, "w")))
         return cli_error("predict", "--svg %s: cannot write: %s", o.svg, strerror(errno));
     if (o.net_scale != 1.0)
         simmpi_platform_scale_net(&so.platform, o.net_scale);

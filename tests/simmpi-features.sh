@@ -150,6 +150,12 @@ if n <= 32:
     assert abs(sum(w for w, _ in bars[f"rank {last}"].values()) - 480) <= 0.2, bars[f"rank {last}"]
 PY
 done
+# --svg -: the same chart on stdout, and nothing else there; not with --json
+$PREDICT "$WORK/st4" --platform "$WORK/plat.conf" --svg - > "$WORK/stdout.svg" || fail "predict --svg -"
+cmp -s "$WORK/st4.svg" "$WORK/stdout.svg" || fail "predict --svg -: not the chart --svg FILE writes"
+[ ! -e ./- ] || fail "predict --svg - wrote a file named -"
+rc=0; $PREDICT "$WORK/st4" --platform "$WORK/plat.conf" --svg - --json > /dev/null 2> "$WORK/err" || rc=$?
+[ $rc -eq 2 ] && grep -q "both write to standard output" "$WORK/err" || fail "--svg - --json: status $rc, $(cat "$WORK/err")"
 rc=0; $PREDICT "$WORK/st4" --platform "$WORK/plat.conf" --svg "$WORK/no/such/dir/x.svg" > /dev/null 2> "$WORK/err" || rc=$?
 [ $rc -eq 1 ] && [ "$(wc -l < "$WORK/err")" -eq 1 ] && grep -q "svg $WORK/no/such/dir/x.svg: cannot write" "$WORK/err" ||
   fail "--svg to a missing directory: status $rc, $(cat "$WORK/err")"
