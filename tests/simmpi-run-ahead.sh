@@ -7,13 +7,13 @@
 # events.  nicrace is the case a CTS still in the heap must stop (a rank
 # woken just before it sends into the NIC the CTS's data goes through):
 # exactly the strict order's finish, its messages in the order they reach
-# the NIC.  proberace is the case a
-# delivery to a rank blocked in a probe must stop sooner, o_iprobe after it,
-# not o_r: the probe costs its rank that little before it can send.  And
-# running ahead must save heap events: in a 16-rank all-to-all (Bruck, 4
-# rounds of one message a rank) each rank's round is one delivery, without
-# the RESUME that strict order takes after it, so a rank has rounds + 1
-# heap events an iteration, not 2 x rounds + 1 (plus its first RESUME).
+# the NIC.  proberace is the case a delivery to a rank blocked in a probe
+# must stop sooner, o_iprobe after it, not o_r: the probe costs its rank
+# that little before it can send.  And running ahead must save heap events:
+# in a 16-rank all-to-all (Bruck, 4 rounds of one message a rank) each rank's
+# round is one delivery, without the RESUME that strict order takes after
+# it, so a rank has rounds + 1 heap events an iteration, not 2 x rounds + 1
+# (plus its first RESUME).
 # --strict-order also builds every collective round afresh, where the
 # default reads a repeated collective's rounds from its first call (engine.c:
 # sched_open): mix changes collective call by call, and back.
