@@ -27,14 +27,11 @@ SYNTH="$B/simmpi/synth"
 W=$(mktemp -d "${TMPDIR:-/tmp}/phantom-threads.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
+. "$HERE/bench/wall.sh" # wall out|all OUT CMD...
+
 # seconds THREADS TRACE OUT: one prediction's wall time, from its fork to its exit
 seconds() {
-  python3 -c 'import subprocess, sys, time
-with open(sys.argv[1], "w") as out:
-    t = time.perf_counter()
-    subprocess.run(sys.argv[2:], stdout=out, check=True)
-print("%.6f" % (time.perf_counter() - t))' "$3" "$PHANTOM" predict "$2" --platform "$PLATFORM" \
-    --threads "$1" --json
+  wall out "$3" "$PHANTOM" predict "$2" --platform "$PLATFORM" --threads "$1" --json
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
