@@ -476,8 +476,8 @@ static void *grow_to(grow *g, size_t bytes)
  * each rank's next event after the other ranks' have pushed the last one out
  * of the caches, so every line an event touches is a miss; a caller that
  * knows which reader comes next asks for all five ahead (ph_rank_hot_lines;
- * the simulator does), rather than meeting them one after another (frames,
- * with its 4 KiB path, is last). */
+ * the simulator does), rather than meeting them one after another (the
+ * file's frames are last). */
 #define TYPE_INLINE 8
 struct ph_rank_reader {
     /* line 0 */
