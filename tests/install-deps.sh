@@ -3,7 +3,7 @@
 # Shared by ./example.sh, ./check.sh and .ci/run; does nothing when all is there.
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config python3 gfortran
-openmpi-bin libopenmpi-dev libzstd-dev zstd libunwind-dev libjansson-dev libdw-dev
+openmpi-bin libopenmpi-dev libzstd-dev zstd libunwind-dev libjansson-dev libdw-dev libiberty-dev
 lammps lammps-examples hpcc libsimgrid-dev
 chromium fonts-dejavu-core tesseract-ocr python3-pil"
 missing=""
