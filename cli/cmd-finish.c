@@ -183,10 +183,10 @@ static json_t *load_meta(const char *verb, const char *dir)
     if (!path)
         return NULL;
     snprintf(path, n, "%s/meta.json", dir);
-    json_error_t je;
-    json_t *m = json_load_file(path, 0, &je);
+    ph_err err;
+    json_t *m = ph_json_load(path, &err);
     if (!m)
-        cli_error(verb, "%s: offset %d: %s", path, je.position, je.text);
+        cli_error(verb, "%s", err.msg);
     free(path);
     return m;
 }

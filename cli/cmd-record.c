@@ -148,10 +148,10 @@ static int make_dir(const opts *o, const char *dir)
 /* The plan's number of ranks, which the job must have. */
 static int plan_nranks(const char *path, uint32_t *n)
 {
-    json_error_t je;
-    json_t *p = json_load_file(path, 0, &je);
+    ph_err err;
+    json_t *p = ph_json_load(path, &err);
     if (!p)
-        return cli_error("record", "%s: line %d: %s", path, je.line, je.text);
+        return cli_error("record", "%s", err.msg);
     size_t k = json_array_size(json_object_get(p, "rank_group"));
     json_decref(p);
     if (k == 0 || k > UINT32_MAX)

@@ -663,10 +663,10 @@ static int finish_meta(job *j, const char *dir, const char *stat, const rep_rank
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     snprintf(path, sizeof path, "%s/meta.json", dir);
-    json_error_t je;
-    json_t *m = json_load_file(path, 0, &je), *ranks = json_array();
+    ph_err err;
+    json_t *m = ph_json_load(path, &err), *ranks = json_array();
     if (!m)
-        return cli_error("replay", "%s: %s", path, je.text);
+        return cli_error("replay", "%s", err.msg);
     for (uint32_t p = 0; p < j->nprocs; p++)
         json_array_append_new(ranks, rank_json(j, p, &res[p]));
     json_t *it = j->iter_replayed >= 0 ? json_pack("{s:I, s:I}", "replayed", (json_int_t)j->iter_replayed,

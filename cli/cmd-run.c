@@ -499,10 +499,10 @@ static int write_study(const study *s, json_t *predictions, json_t *skipped)
 /* The study.json of an earlier run, if any, must be of this command. */
 static int check_old_study(const study *s, json_t **old)
 {
-    json_error_t je;
-    *old = cli_mtime_ns(s->json) < 0 ? NULL : json_load_file(s->json, 0, &je);
+    ph_err err;
+    *old = cli_mtime_ns(s->json) < 0 ? NULL : ph_json_load(s->json, &err);
     if (cli_mtime_ns(s->json) >= 0 && !*old)
-        return cli_error("run", "%s: line %d: %s (remove it, or use --force)", s->json, je.line, je.text);
+        return cli_error("run", "%s (remove it, or use --force)", err.msg);
     json_t *was = json_object_get(*old, "command"), *now = strings(s->o->cmd);
     int same = !*old || json_equal(was, now);
     json_decref(now);
@@ -862,10 +862,10 @@ static int predict_one(study *s, const char *pf, const char *base, uint32_t node
         unlink(tmp);
         args_free(&a);
     }
-    json_error_t je;
-    json_t *p = rc == CLI_OK ? json_load_file(out, 0, &je) : NULL;
+    ph_err err;
+    json_t *p = rc == CLI_OK ? ph_json_load(out, &err) : NULL;
     if (rc == CLI_OK && !p)
-        rc = cli_error("run", "%s: line %d: %s", out, je.line, je.text);
+        rc = cli_error("run", "%s", err.msg);
     if (p)
         *entry = json_pack("{s:O, s:s, s:I, s:I, s:{s:f, s:f}, s:s}", "platform",
                            json_object_get(p, "platform"), "platform_file", pf, "nodes",

@@ -41,10 +41,10 @@ int cli_plan_loops(const char *verb, const char *path, uint32_t nranks, const ui
                    const char *spec, int64_t iterations, plan_loop *loops, int64_t *replayed,
                    int64_t *total)
 {
-    json_error_t je;
-    json_t *plan = json_load_file(path, 0, &je);
+    ph_err err;
+    json_t *plan = ph_json_load(path, &err);
     if (!plan)
-        return cli_error(verb, "%s: line %d: %s", path, je.line, je.text);
+        return cli_error(verb, "%s", err.msg);
     json_t *groups = json_object_get(plan, "groups"), *rg = json_object_get(plan, "rank_group");
     int rc = CLI_OK;
     if (!json_is_array(groups) || json_array_size(rg) != nranks)

@@ -338,13 +338,10 @@ static int check_identity(json_t *doc, const cl_identity *id, const char *path, 
 int cl_plan_check(const char *path, const cl_identity *id, uint32_t *group_of, uint32_t *rep_of,
                   ph_err *err)
 {
-    json_error_t je;
-    json_t *doc = json_load_file(path, 0, &je);
+    json_t *doc = ph_json_load(path, err);
     int rc = -1;
-    if (!doc) {
-        ph_err_set(err, "%s:%d: not a groups file: %s", path, je.line, je.text);
+    if (!doc)
         return -1;
-    }
     const char *fmt = json_string_value(json_object_get(doc, "format"));
     const char *ver = json_string_value(json_object_get(doc, "version"));
     json_int_t ng = json_integer_value(json_object_get(doc, "ngroups"));

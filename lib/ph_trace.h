@@ -63,6 +63,11 @@ typedef struct ph_err {
 } ph_err;
 void ph_err_set(ph_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A JSON file (meta.json, a plan, a platform's results): NULL with err set
+ * to "PATH: cannot open: REASON" or "PATH: line N: not JSON: WHAT".  (The
+ * struct is jansson's json_t; callers that use it include <jansson.h>.) */
+struct json_t *ph_json_load(const char *path, ph_err *err);
+
 /* ---- varints (LEB128) and zigzag --------------------------------------- */
 static inline uint8_t *ph_put_uv(uint8_t *p, uint64_t v)
 {

@@ -1,7 +1,11 @@
 /* ph_util.c - errors, file headers and small helpers of the trace format. */
+#include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ph_trace.h"
 
@@ -13,6 +17,30 @@ void ph_err_set(ph_err *err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+}
+
+json_t *ph_json_load(const char *path, ph_err *err)
+{
+    /* opened here: jansson reports a file it cannot open as "line -1" */
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        ph_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        ph_err_set(err, "%s: is a directory, not a JSON file", path);
+        return NULL;
+    }
+    json_error_t je;
+    json_t *j = json_loadf(f, 0, &je);
+    fclose(f);
+    if (!j && je.line < 1)
+        ph_err_set(err, "%s: cannot read: %s", path, je.text);
+    else if (!j)
+        ph_err_set(err, "%s: line %d: not JSON: %s", path, je.line, je.text);
+    return j;
 }
 
 void ph_put_le(uint8_t *p, uint64_t v, int n)

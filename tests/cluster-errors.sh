@@ -45,7 +45,8 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["rank_group"][5]=
   "$WORK/a/groups.json" "$WORK/bad.json"
 expect 1 '"rank_group"\[5\] is not a number below 2' "$WORK/a" --check "$WORK/bad.json"
 printf '{"format": "phantom-groups", ' > "$WORK/trunc.json"
-expect 1 "trunc.json:.*not a groups file" "$WORK/a" --check "$WORK/trunc.json"
+expect 1 "trunc.json: line 1: not JSON: " "$WORK/a" --check "$WORK/trunc.json"
+expect 1 "nothere.json: cannot open: No such file or directory" "$WORK/a" --check "$WORK/nothere.json"
 
 expect 2 "cannot make 0 groups" "$WORK/a" -k 0
 expect 1 "cannot make 17 groups of 16 ranks" "$WORK/a" -k 17

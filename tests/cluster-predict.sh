@@ -95,4 +95,8 @@ same "$WORK/own.json" "$WORK/grouped.json" "$WORK/substituted.json"
 "$PHANTOM" predict "$WORK/imb.trace" --platform "$plat" --groups "$WORK/lmp.trace/groups.json" \
   > /dev/null 2> "$WORK/err" && fail "predict took a groups file of another trace"
 [ "$(wc -l < "$WORK/err")" = 1 ] && grep -q "groups.json" "$WORK/err" || fail "unclear error: $(cat "$WORK/err")"
+"$PHANTOM" predict "$WORK/imb.trace" --platform "$plat" --groups "$WORK/none.json" > /dev/null 2> "$WORK/err" &&
+  fail "predict took a groups file that is not there"
+[ "$(cat "$WORK/err")" = "phantom predict: $WORK/none.json: cannot open: No such file or directory" ] ||
+  fail "unclear error for a missing groups file: $(cat "$WORK/err")"
 echo "cluster-predict: ok"
