@@ -311,7 +311,7 @@ static void print_header(const report *r)
     if (map_is_file(r->o))
         printf("placed by %s, %s model)\n", r->o->map, r->pf->network_model);
     else
-        printf("%u ranks per node, %s model)\n", r->ppn, r->pf->network_model);
+        printf("%u rank%s per node, %s model)\n", r->ppn, r->ppn == 1 ? "" : "s", r->pf->network_model);
     if (r->o->comp_scale != 1.0 || r->o->net_scale != 1.0)
         printf("what-if: computation x %g, network x %g\n", r->o->comp_scale, r->o->net_scale);
     if (r->pf->noise_period)

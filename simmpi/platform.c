@@ -346,7 +346,7 @@ int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
         rc = !*k || !*v ? bad(&l, "expected 'key = value'%s%s", "", "") : set_key(&l, p, k, v, seen);
     }
     if (rc == 0 && ferror(f)) {
-        ph_err_set(err, "%s: read error", path);
+        ph_err_set(err, "%s: cannot read: %s", path, strerror(errno));
         rc = -1;
     }
     fclose(f);

@@ -53,6 +53,9 @@ bad "bad.conf:1: intra.half_duplex: 'simplex' is not a share from 0" "intra.half
 rc=0; $PREDICT "$WORK/e" --platform "$WORK/nope.conf" 2> "$WORK/err" || rc=$?
 expect "missing platform: status" $rc 1
 grep -q "nope.conf: cannot open" "$WORK/err" || fail "missing platform file not named"
+rc=0; $PREDICT "$WORK/e" --platform "$WORK" 2> "$WORK/err" || rc=$?
+expect "platform is a directory: status" $rc 1
+expect "platform is a directory: error" "$(cat "$WORK/err")" "phantom predict: $WORK: cannot read: Is a directory"
 rc=0; $PREDICT "$WORK/e" 2> "$WORK/err" || rc=$?
 expect "no --platform: usage error" $rc 2
 
