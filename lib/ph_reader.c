@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -19,60 +18,111 @@
 
 #include "ph_trace.h"
 
-/* ---- decompression contexts --------------------------------------------
+/* ---- decompression slots -------------------------------------------------
  *
- * Making a ZSTD_DCtx costs about 10 us on a virtual machine (zstd asks the
- * CPU about BMI2 with cpuid, which traps to the hypervisor), and a
- * prediction opens a reader for every rank.  A reader borrows one only
- * while it decompresses a block, from a pool shared by all readers, which
- * may run on several threads (hence the lock); it keeps up to
- * DCTX_POOL of them until the process exits. */
+ * A slot is what decompressing a block takes besides its output: a
+ * ZSTD_DCtx, and a buffer the compressed frame is read into.  Making a
+ * ZSTD_DCtx costs about 10 us on a virtual machine (zstd asks the CPU about
+ * BMI2 with cpuid, which traps to the hypervisor), and a prediction opens
+ * a reader for every rank.  A reader borrows a slot only while it reads
+ * and decompresses a block, from a pool shared by all readers, which may
+ * run on several threads (hence the lock); the pool keeps up to SLOT_POOL
+ * of them until the process exits. */
 
-#define DCTX_POOL 16
+#define SLOT_POOL 16
+#define FIRST_READ (64u << 10) /* a frame's bytes read at first; more if it is longer */
 
-static pthread_mutex_t dctx_lock = PTHREAD_MUTEX_INITIALIZER;
-static ZSTD_DCtx *dctx_pool[DCTX_POOL];
-static unsigned dctx_npool;
+typedef struct slot {
+    ZSTD_DCtx *dctx;
+    uint8_t *buf;
+    size_t cap;
+} slot;
 
-static ZSTD_DCtx *dctx_take(void)
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+static slot *slot_pool[SLOT_POOL];
+static unsigned slot_npool;
+
+static void slot_free(slot *sl)
 {
-    ZSTD_DCtx *d = NULL;
-    pthread_mutex_lock(&dctx_lock);
-    if (dctx_npool)
-        d = dctx_pool[--dctx_npool];
-    pthread_mutex_unlock(&dctx_lock);
-    return d ? d : ZSTD_createDCtx();
-}
-
-static void dctx_give(ZSTD_DCtx *d)
-{
-    pthread_mutex_lock(&dctx_lock);
-    if (dctx_npool < DCTX_POOL) {
-        dctx_pool[dctx_npool++] = d;
-        d = NULL;
+    if (sl) {
+        ZSTD_freeDCtx(sl->dctx);
+        free(sl->buf);
+        free(sl);
     }
-    pthread_mutex_unlock(&dctx_lock);
-    ZSTD_freeDCtx(d);
 }
 
-__attribute__((destructor)) static void dctx_pool_free(void)
+static slot *slot_take(void)
 {
-    while (dctx_npool)
-        ZSTD_freeDCtx(dctx_pool[--dctx_npool]);
+    slot *sl = NULL;
+    pthread_mutex_lock(&slot_lock);
+    if (slot_npool)
+        sl = slot_pool[--slot_npool];
+    pthread_mutex_unlock(&slot_lock);
+    if (!sl && (sl = calloc(1, sizeof *sl)) && !(sl->dctx = ZSTD_createDCtx())) {
+        free(sl);
+        sl = NULL;
+    }
+    return sl;
+}
+
+static void slot_give(slot *sl)
+{
+    pthread_mutex_lock(&slot_lock);
+    if (slot_npool < SLOT_POOL) {
+        slot_pool[slot_npool++] = sl;
+        sl = NULL;
+    }
+    pthread_mutex_unlock(&slot_lock);
+    slot_free(sl);
+}
+
+__attribute__((destructor)) static void slot_pool_free(void)
+{
+    while (slot_npool)
+        slot_free(slot_pool[--slot_npool]);
 }
 
 /* ---- frames ------------------------------------------------------------- */
 
+/* A rank's file is read a frame at a time with pread, opened for each and
+ * closed again: a prediction has every rank's reader open at once, and
+ * neither a mapping each (vm.max_map_count, 65,530 by default, stopped
+ * traces of 65,536 ranks; and each mapping's first touch was a page fault)
+ * nor a descriptor each (RLIMIT_NOFILE) lasts to a million ranks. */
 typedef struct frames {
     char *path;          /* malloc'd: every rank has a reader open at once, and
                           * a 4 KiB array each was 4 GiB at a million ranks */
-    const uint8_t *map;
-    size_t size, off; /* off: next frame's file offset */
+    size_t size, off;    /* off: next frame's file offset */
     uint8_t *blk;
     size_t blkcap, blklen;
-    size_t frame_off; /* file offset of the current block's frame */
+    size_t frame_off;    /* file offset of the current block's frame */
     ph_file_header hdr;
 } frames;
+
+/* n bytes of f's file from offset off into buf; 0, or -1 with err set. */
+static int read_at(const frames *f, uint8_t *buf, size_t n, size_t off, ph_err *err)
+{
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        ph_err_set(err, "%s: cannot open: %s", f->path, strerror(errno));
+        return -1;
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            ph_err_set(err, "%s: offset %zu: %s", f->path, off + got,
+                       k < 0 ? strerror(errno) : "file shrank while being read");
+            close(fd);
+            return -1;
+        }
+        got += (size_t)k;
+    }
+    close(fd);
+    return 0;
+}
 
 static int frames_open(frames *f, const char *path, const char *magic, ph_err *err)
 {
@@ -81,32 +131,23 @@ static int frames_open(frames *f, const char *path, const char *magic, ph_err *e
         ph_err_set(err, "%s: out of memory", path);
         return -1;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
         ph_err_set(err, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) {
         ph_err_set(err, "%s: not a regular file", path);
-        close(fd);
         return -1;
     }
     f->size = (size_t)st.st_size;
     if (f->size < PH_HEADER_SIZE) {
         ph_err_set(err, "%s: offset %zu: truncated header (%zu of %d bytes)", path, f->size,
                    f->size, PH_HEADER_SIZE);
-        close(fd);
         return -1;
     }
-    f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (f->map == MAP_FAILED) {
-        f->map = NULL;
-        ph_err_set(err, "%s: cannot map: %s", path, strerror(errno));
-        return -1;
-    }
-    if (ph_header_decode(f->map, magic, &f->hdr, path, err) < 0)
+    uint8_t h[PH_HEADER_SIZE];
+    if (read_at(f, h, sizeof h, 0, err) < 0 || ph_header_decode(h, magic, &f->hdr, path, err) < 0)
         return -1;
     f->off = PH_HEADER_SIZE;
     return 0;
@@ -114,11 +155,41 @@ static int frames_open(frames *f, const char *path, const char *magic, ph_err *e
 
 static void frames_close(frames *f)
 {
-    if (f->map)
-        munmap((void *)f->map, f->size);
     free(f->blk);
     free(f->path);
     memset(f, 0, sizeof *f);
+}
+
+/* The frame at f->off into sl->buf: its compressed size, or 0 with err
+ * set.  Reads FIRST_READ bytes, then twice as many until the frame fits. */
+static size_t read_frame(frames *f, slot *sl, ph_err *err)
+{
+    size_t avail = f->size - f->off, want = avail < FIRST_READ ? avail : FIRST_READ;
+    for (;;) {
+        if (want > sl->cap) {
+            uint8_t *b = realloc(sl->buf, want);
+            if (!b) {
+                ph_err_set(err, "%s: out of memory", f->path);
+                return 0;
+            }
+            sl->buf = b;
+            sl->cap = want;
+        }
+        if (read_at(f, sl->buf, want, f->off, err) < 0)
+            return 0;
+        size_t csize = ZSTD_findFrameCompressedSize(sl->buf, want);
+        int short_read = ZSTD_isError(csize) && ZSTD_getErrorCode(csize) == ZSTD_error_srcSize_wrong;
+        if (short_read && want < avail) {
+            want = avail - want < want ? avail : 2 * want;
+            continue;
+        }
+        if (ZSTD_isError(csize)) {
+            ph_err_set(err, "%s: offset %zu: %s frame (%s)", f->path, f->off,
+                       short_read ? "truncated" : "corrupt", ZSTD_getErrorName(csize));
+            return 0;
+        }
+        return csize;
+    }
 }
 
 /* 1: a block in f->blk; 0: clean end of file; -1: error. */
@@ -126,45 +197,42 @@ static int frames_next(frames *f, ph_err *err)
 {
     if (f->off == f->size)
         return 0;
-    const uint8_t *src = f->map + f->off;
-    size_t avail = f->size - f->off;
     f->frame_off = f->off;
-    size_t csize = ZSTD_findFrameCompressedSize(src, avail);
-    if (ZSTD_isError(csize)) {
-        ph_err_set(err, "%s: offset %zu: %s frame (%s)", f->path, f->off,
-                   ZSTD_getErrorCode(csize) == ZSTD_error_srcSize_wrong ? "truncated" : "corrupt",
-                   ZSTD_getErrorName(csize));
+    slot *sl = slot_take();
+    if (!sl) {
+        ph_err_set(err, "%s: out of memory", f->path);
         return -1;
     }
-    unsigned long long rsize = ZSTD_getFrameContentSize(src, csize);
+    int rc = -1;
+    size_t csize = read_frame(f, sl, err);
+    unsigned long long rsize = csize ? ZSTD_getFrameContentSize(sl->buf, csize) : 0;
+    if (!csize)
+        goto out;
     if (rsize == ZSTD_CONTENTSIZE_UNKNOWN || rsize == ZSTD_CONTENTSIZE_ERROR || rsize > PH_MAX_BLOCK) {
         ph_err_set(err, "%s: offset %zu: corrupt frame header (block size)", f->path, f->off);
-        return -1;
+        goto out;
     }
     if (rsize > f->blkcap) {
         uint8_t *b = realloc(f->blk, rsize ? rsize : 1);
         if (!b) {
             ph_err_set(err, "%s: out of memory", f->path);
-            return -1;
+            goto out;
         }
         f->blk = b;
         f->blkcap = rsize;
     }
-    ZSTD_DCtx *dctx = dctx_take();
-    if (!dctx) {
-        ph_err_set(err, "%s: out of memory", f->path);
-        return -1;
-    }
-    size_t n = ZSTD_decompressDCtx(dctx, f->blk, f->blkcap, src, csize);
-    dctx_give(dctx);
+    size_t n = ZSTD_decompressDCtx(sl->dctx, f->blk, f->blkcap, sl->buf, csize);
     if (ZSTD_isError(n) || n != rsize) {
         ph_err_set(err, "%s: offset %zu: corrupt frame (%s)", f->path, f->off,
                    ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch");
-        return -1;
+        goto out;
     }
     f->blklen = n;
     f->off += csize;
-    return 1;
+    rc = 1;
+out:
+    slot_give(sl);
+    return rc;
 }
 
 /* ---- bounds-checked decoding of one block ----------------------------------- */
