@@ -9,11 +9,14 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -855,6 +858,44 @@ static int svg_close(popts *o, int rc)
     return rc;
 }
 
+/* From this many ranks on (see heap_in_huge_pages). */
+#define HUGE_HEAP_RANKS 1024
+#define HEAP_PER_RANK (32u << 10) /* a prediction's memory a rank: 20 KiB at 1,024 and 4,096 */
+
+/* Past a thousand ranks a prediction allocates tens of kilobytes a rank
+ * in small objects (readers, rings, request maps), each page of which
+ * costs a page fault on first touch: 20,000 faults at 4,096 ranks, which
+ * at the 12 us a fault takes in a virtual machine is a seventh of the
+ * run.  A transparent huge page is one fault for 2 MiB, but malloc's heap
+ * gets them only where madvised, which glibc does only under a tunable
+ * read at start-up (glibc.malloc.hugetlb=1).  So grow the heap at once by
+ * what the simulation will take (address space: no memory until touched)
+ * and advise that range; M_TOP_PAD stays, so that malloc neither trims it
+ * away nor grows the heap in small unadvised steps.  Where THP is off or
+ * the heap cannot grow, nothing else changes. */
+static void heap_in_huge_pages(uint32_t nranks)
+{
+    long page = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
+    if (nranks < HUGE_HEAP_RANKS || page <= 0 || phys <= 0)
+        return;
+    size_t want = (size_t)nranks * HEAP_PER_RANK, cap = (size_t)phys * (size_t)page / 4;
+    char *lo = sbrk(0);
+    if (lo == (char *)-1 || !mallopt(M_TOP_PAD, (int)(want < cap && want < INT_MAX ? want : cap < INT_MAX ? cap : INT_MAX)))
+        return;
+    void *block[8]; /* what the top of the heap cannot hold makes malloc grow it, padded */
+    int n = 0;
+    while (n < 8 && (char *)sbrk(0) == lo && (block[n] = malloc(64u << 10)))
+        n++;
+    char *hi = sbrk(0);
+    for (int i = 0; i < n; i++)
+        free(block[i]);
+    uintptr_t from = ((uintptr_t)lo + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    if (hi == lo || hi == (char *)-1) /* no brk heap here: malloc's default */
+        mallopt(M_TOP_PAD, 128 << 10);
+    else if ((uintptr_t)hi > from)
+        madvise((void *)from, (uintptr_t)hi - from, MADV_HUGEPAGE);
+}
+
 static int run(int argc, char **argv)
 {
     popts o = {.top = 10, .threads = 1, .comp_scale = 1.0, .net_scale = 1.0};
@@ -882,6 +923,7 @@ static int run(int argc, char **argv)
      * each without its tool's part. */
     int replayed_units = o.comp && strcmp(o.comp, "host") != 0;
     so.host_probe_ns = ph_trace_probe_gap_ns(t);
+    heap_in_huge_pages(ph_trace_nranks(t));
     so.ppn = o.ppn ? o.ppn : so.platform.cores_per_node;
     uint32_t *node_of = NULL;
     rc = build_map(&o, ph_trace_nranks(t), so.ppn, &node_of);
