@@ -861,6 +861,24 @@ static int svg_close(popts *o, int rc)
 /* From this many ranks on (see heap_in_huge_pages). */
 #define HUGE_HEAP_RANKS 1024
 #define HEAP_PER_RANK (32u << 10) /* a prediction's memory a rank: 20 KiB at 1,024 and 4,096 */
+#define MALLOC_TOP_PAD (128 << 10) /* glibc's default M_TOP_PAD (mallopt(3)) */
+
+/* Makes malloc grow its heap past lo, the break: takes blocks too small
+ * for mmap until the top of the heap runs out and the break moves (up to
+ * 256 MiB of them), then gives them back.  The new break, lo if none. */
+static char *heap_grow(char *lo)
+{
+    enum { BLOCK = 64 << 10, MAX_BLOCKS = 4096 };
+    void **block = malloc(MAX_BLOCKS * sizeof *block);
+    int n = 0;
+    while (block && n < MAX_BLOCKS && (char *)sbrk(0) == lo && (block[n] = malloc(BLOCK)))
+        n++;
+    char *hi = sbrk(0);
+    while (n > 0)
+        free(block[--n]);
+    free(block);
+    return hi == (char *)-1 ? lo : hi;
+}
 
 /* Past a thousand ranks a prediction allocates tens of kilobytes a rank
  * in small objects (readers, rings, request maps), each page of which
@@ -876,22 +894,20 @@ static int svg_close(popts *o, int rc)
 static void heap_in_huge_pages(uint32_t nranks)
 {
     long page = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
-    if (nranks < HUGE_HEAP_RANKS || page <= 0 || phys <= 0)
-        return;
-    size_t want = (size_t)nranks * HEAP_PER_RANK, cap = (size_t)phys * (size_t)page / 4;
     char *lo = sbrk(0);
-    if (lo == (char *)-1 || !mallopt(M_TOP_PAD, (int)(want < cap && want < INT_MAX ? want : cap < INT_MAX ? cap : INT_MAX)))
+    if (nranks < HUGE_HEAP_RANKS || page <= 0 || phys <= 0 || lo == (char *)-1)
         return;
-    void *block[8]; /* what the top of the heap cannot hold makes malloc grow it, padded */
-    int n = 0;
-    while (n < 8 && (char *)sbrk(0) == lo && (block[n] = malloc(64u << 10)))
-        n++;
-    char *hi = sbrk(0);
-    for (int i = 0; i < n; i++)
-        free(block[i]);
+    size_t pad = (size_t)nranks * HEAP_PER_RANK, quarter = (size_t)phys * (size_t)page / 4;
+    if (pad > quarter)
+        pad = quarter;
+    if (pad > INT_MAX) /* mallopt's argument */
+        pad = INT_MAX;
+    if (!mallopt(M_TOP_PAD, (int)pad))
+        return;
+    char *hi = heap_grow(lo);
     uintptr_t from = ((uintptr_t)lo + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-    if (hi == lo || hi == (char *)-1) /* no brk heap here: malloc's default */
-        mallopt(M_TOP_PAD, 128 << 10);
+    if (hi == lo) /* no brk heap here (or no room for one): malloc as it was */
+        mallopt(M_TOP_PAD, MALLOC_TOP_PAD);
     else if ((uintptr_t)hi > from)
         madvise((void *)from, (uintptr_t)hi - from, MADV_HUGEPAGE);
 }

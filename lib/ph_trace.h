@@ -63,7 +63,7 @@ typedef struct ph_err {
 } ph_err;
 void ph_err_set(ph_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A JSON file (meta.json, a plan, a platform's results): NULL with err set
+/* A JSON file (a plan, a groups file, a replay's meta.json): NULL with err set
  * to "PATH: cannot open: REASON" or "PATH: line N: not JSON: WHAT".  (The
  * struct is jansson's json_t; callers that use it include <jansson.h>.) */
 struct json_t *ph_json_load(const char *path, ph_err *err);
