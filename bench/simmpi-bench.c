@@ -26,7 +26,9 @@
  * radix heap's gain past it).  A synthetic row ends with the
  * generator's own rate, source_per_s=...: its events handed out again
  * without simulating, so that 1/source_per_s of each event's time is the
- * generator's, not the simulator's.
+ * generator's, not the simulator's.  Last, huge_pages=1 where the heap was
+ * advised for transparent huge pages (from 1,024 ranks, as phantom predict
+ * does; SIMMPI_HUGE_PAGES=0 leaves it, for the comparison).
  */
 
 #include <stdio.h>
@@ -252,8 +254,20 @@ static double gen_rate(gen *g)
     return sink && secs > 0 ? (double)events / secs : 0;
 }
 
+/* As `phantom predict` does (cli/cmd-predict.c): from 1,024 ranks, 32 KiB
+ * of heap a rank reserved and advised for transparent huge pages.
+ * SIMMPI_HUGE_PAGES=0 leaves malloc as it is, for the comparison. */
+static int huge_pages(uint32_t nranks)
+{
+    const char *e = getenv("SIMMPI_HUGE_PAGES");
+    if (nranks < 1024 || (e && strcmp(e, "0") == 0))
+        return 0;
+    return ph_heap_huge_pages((size_t)nranks * (32u << 10));
+}
+
 static int run(const char *what, const simmpi_source *src, long rss0, gen *g)
 {
+    int huge = huge_pages(src->nranks);
     simmpi_options o;
     platform(&o);
     o.queue = queue_kind();
@@ -278,7 +292,7 @@ static int run(const char *what, const simmpi_source *src, long rss0, gen *g)
            bare > 0 ? rate / bare : 0, heap4, heap4 > 0 ? bare / heap4 : 0);
     if (g) /* part of events_per_s's time is the generator's own */
         printf(" source_per_s=%.0f", gen_rate(g));
-    printf("\n");
+    printf(" huge_pages=%d\n", huge);
     simmpi_result_free(res);
     return 0;
 }

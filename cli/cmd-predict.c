@@ -9,14 +9,11 @@
  */
 #include <errno.h>
 #include <jansson.h>
-#include <limits.h>
-#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -858,59 +855,13 @@ static int svg_close(popts *o, int rc)
     return rc;
 }
 
-/* From this many ranks on (see heap_in_huge_pages). */
+/* From this many ranks on a prediction asks for transparent huge pages
+ * (ph_heap_huge_pages), HEAP_PER_RANK of them a rank: a prediction takes
+ * about 20 KiB a rank at 1,024 and 4,096 ranks, in small objects (readers,
+ * rings, request maps) whose first touches were 20,000 page faults at
+ * 4,096 ranks, a seventh of the run where a fault costs 12 us. */
 #define HUGE_HEAP_RANKS 1024
-#define HEAP_PER_RANK (32u << 10) /* a prediction's memory a rank: 20 KiB at 1,024 and 4,096 */
-#define MALLOC_TOP_PAD (128 << 10) /* glibc's default M_TOP_PAD (mallopt(3)) */
-
-/* Makes malloc grow its heap past lo, the break: takes blocks too small
- * for mmap until the top of the heap runs out and the break moves (up to
- * 256 MiB of them), then gives them back.  The new break, lo if none. */
-static char *heap_grow(char *lo)
-{
-    enum { BLOCK = 64 << 10, MAX_BLOCKS = 4096 };
-    void **block = malloc(MAX_BLOCKS * sizeof *block);
-    int n = 0;
-    while (block && n < MAX_BLOCKS && (char *)sbrk(0) == lo && (block[n] = malloc(BLOCK)))
-        n++;
-    char *hi = sbrk(0);
-    while (n > 0)
-        free(block[--n]);
-    free(block);
-    return hi == (char *)-1 ? lo : hi;
-}
-
-/* Past a thousand ranks a prediction allocates tens of kilobytes a rank
- * in small objects (readers, rings, request maps), each page of which
- * costs a page fault on first touch: 20,000 faults at 4,096 ranks, which
- * at the 12 us a fault takes in a virtual machine is a seventh of the
- * run.  A transparent huge page is one fault for 2 MiB, but malloc's heap
- * gets them only where madvised, which glibc does only under a tunable
- * read at start-up (glibc.malloc.hugetlb=1).  So grow the heap at once by
- * what the simulation will take (address space: no memory until touched)
- * and advise that range; M_TOP_PAD stays, so that malloc neither trims it
- * away nor grows the heap in small unadvised steps.  Where THP is off or
- * the heap cannot grow, nothing else changes. */
-static void heap_in_huge_pages(uint32_t nranks)
-{
-    long page = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
-    char *lo = sbrk(0);
-    if (nranks < HUGE_HEAP_RANKS || page <= 0 || phys <= 0 || lo == (char *)-1)
-        return;
-    size_t pad = (size_t)nranks * HEAP_PER_RANK, quarter = (size_t)phys * (size_t)page / 4;
-    if (pad > quarter)
-        pad = quarter;
-    if (pad > INT_MAX) /* mallopt's argument */
-        pad = INT_MAX;
-    if (!mallopt(M_TOP_PAD, (int)pad))
-        return;
-    char *hi = heap_grow(lo);
-    uintptr_t from = ((uintptr_t)lo + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-    if (hi == lo) /* no brk heap here (or no room for one): malloc as it was */
-        mallopt(M_TOP_PAD, MALLOC_TOP_PAD);
-    else if ((uintptr_t)hi > from)
-        madvise((void *)from, (uintptr_t)hi - from, MADV_HUGEPAGE);
-}
+#define HEAP_PER_RANK (32u << 10)
 
 static int run(int argc, char **argv)
 {
@@ -939,7 +890,8 @@ static int run(int argc, char **argv)
      * each without its tool's part. */
     int replayed_units = o.comp && strcmp(o.comp, "host") != 0;
     so.host_probe_ns = ph_trace_probe_gap_ns(t);
-    heap_in_huge_pages(ph_trace_nranks(t));
+    if (ph_trace_nranks(t) >= HUGE_HEAP_RANKS)
+        ph_heap_huge_pages((size_t)ph_trace_nranks(t) * HEAP_PER_RANK);
     so.ppn = o.ppn ? o.ppn : so.platform.cores_per_node;
     uint32_t *node_of = NULL;
     rc = build_map(&o, ph_trace_nranks(t), so.ppn, &node_of);

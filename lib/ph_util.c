@@ -1,11 +1,15 @@
 /* ph_util.c - errors, file headers and small helpers of the trace format. */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ph_trace.h"
 
@@ -41,6 +45,56 @@ json_t *ph_json_load(const char *path, ph_err *err)
     else if (!j)
         ph_err_set(err, "%s: line %d: not JSON: %s", path, je.line, je.text);
     return j;
+}
+
+/* ---- memory ------------------------------------------------------------- */
+
+#define MALLOC_TOP_PAD (128 << 10) /* glibc's default M_TOP_PAD (mallopt(3)) */
+
+/* Makes malloc grow its heap past lo, the break: takes blocks too small
+ * for mmap until the top of the heap runs out and the break moves (up to
+ * 256 MiB of them), then gives them back.  The break then (giving them
+ * back trims what passes the pad), lo if it did not move. */
+static char *heap_grow(char *lo)
+{
+    enum { BLOCK = 64 << 10, MAX_BLOCKS = 4096 };
+    void **block = malloc(MAX_BLOCKS * sizeof *block);
+    int n = 0;
+    while (block && n < MAX_BLOCKS && (char *)sbrk(0) == lo && (block[n] = malloc(BLOCK)))
+        n++;
+    while (n > 0)
+        free(block[--n]);
+    free(block);
+    char *hi = sbrk(0);
+    return hi == (char *)-1 ? lo : hi;
+}
+
+/* A transparent huge page is one page fault for 2 MiB, but malloc's heap
+ * gets them only where madvised, which glibc does only under a tunable
+ * read at start-up (glibc.malloc.hugetlb=1).  So: grow the heap at once by
+ * what the caller will take and advise that range.  M_TOP_PAD stays, so
+ * that malloc neither trims the range away nor grows the heap in small
+ * unadvised steps. */
+int ph_heap_huge_pages(size_t bytes)
+{
+    long page = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
+    char *lo = sbrk(0);
+    if (page <= 0 || phys <= 0 || lo == (char *)-1)
+        return 0;
+    size_t quarter = (size_t)phys * (size_t)page / 4;
+    if (bytes > quarter)
+        bytes = quarter;
+    if (bytes > INT_MAX) /* mallopt's argument */
+        bytes = INT_MAX;
+    if (!mallopt(M_TOP_PAD, (int)bytes))
+        return 0;
+    char *hi = heap_grow(lo);
+    uintptr_t from = ((uintptr_t)lo + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    if (hi == lo) { /* no brk heap here (or no room for one): malloc as it was */
+        mallopt(M_TOP_PAD, MALLOC_TOP_PAD);
+        return 0;
+    }
+    return (uintptr_t)hi > from && madvise((void *)from, (uintptr_t)hi - from, MADV_HUGEPAGE) == 0;
 }
 
 void ph_put_le(uint8_t *p, uint64_t v, int n)
