@@ -84,16 +84,6 @@ for p in 2 3 4 5 7 8 13 16; do
   predict "$WORK/bar3x$p"
   expect "3 dissemination barriers p=$p" "$(q "d['predicted_ps']")" "$(ps $((3 * r * (os + L + or))))"
 done
-# ... and at 65,536 ranks, from a trace of as many files: more than a
-# process may have mappings (vm.max_map_count, 65,530 by default), which
-# a reader that kept its rank's file mapped ran out of.
-plat "coll.barrier = dissemination"
-"$SYNTH" coll "$WORK/bar64k" --ranks 65536 --op barrier > /dev/null
-predict "$WORK/bar64k" || fail "predict a 65,536-rank barrier"
-expect "dissemination barrier p=65536" "$(q "d['predicted_ps']")" "$(ps $((16 * (os + L + or))))"
-expect "dissemination barrier p=65536: all ranks" \
-  "$(q "(len(d['ranks']), len(set(x['finish_ps'] for x in d['ranks'])))")" "(65536, 1)"
-rm -rf "$WORK/bar64k"
 plat "coll.barrier = linear"
 predict "$WORK/bar4"
 expect "linear barrier p=4" "$(q "d['predicted_ps']")" "$(ps $((os + L + 3 * (or + os) + L + or)))"
