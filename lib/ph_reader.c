@@ -161,10 +161,11 @@ static void frames_close(frames *f)
 }
 
 /* The frame at f->off into sl->buf: its compressed size, or 0 with err
- * set.  Reads FIRST_READ bytes, then twice as many until the frame fits. */
+ * set.  Reads FIRST_READ bytes, then more, up to twice as many in all,
+ * until the frame fits. */
 static size_t read_frame(frames *f, slot *sl, ph_err *err)
 {
-    size_t avail = f->size - f->off, want = avail < FIRST_READ ? avail : FIRST_READ;
+    size_t avail = f->size - f->off, have = 0, want = avail < FIRST_READ ? avail : FIRST_READ;
     for (;;) {
         if (want > sl->cap) {
             uint8_t *b = realloc(sl->buf, want);
@@ -175,12 +176,13 @@ static size_t read_frame(frames *f, slot *sl, ph_err *err)
             sl->buf = b;
             sl->cap = want;
         }
-        if (read_at(f, sl->buf, want, f->off, err) < 0)
+        if (read_at(f, sl->buf + have, want - have, f->off + have, err) < 0)
             return 0;
-        size_t csize = ZSTD_findFrameCompressedSize(sl->buf, want);
+        have = want;
+        size_t csize = ZSTD_findFrameCompressedSize(sl->buf, have);
         int short_read = ZSTD_isError(csize) && ZSTD_getErrorCode(csize) == ZSTD_error_srcSize_wrong;
-        if (short_read && want < avail) {
-            want = avail - want < want ? avail : 2 * want;
+        if (short_read && have < avail) {
+            want = 2 * have < avail ? 2 * have : avail;
             continue;
         }
         if (ZSTD_isError(csize)) {
