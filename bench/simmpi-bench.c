@@ -254,15 +254,13 @@ static double gen_rate(gen *g)
     return sink && secs > 0 ? (double)events / secs : 0;
 }
 
-/* As `phantom predict` does (cli/cmd-predict.c): from 1,024 ranks, 32 KiB
- * of heap a rank reserved and advised for transparent huge pages.
- * SIMMPI_HUGE_PAGES=0 leaves malloc as it is, for the comparison. */
+/* As `phantom predict` does: from 1,024 ranks, heap reserved and advised
+ * for transparent huge pages.  SIMMPI_HUGE_PAGES=0 leaves malloc as it is,
+ * for the comparison. */
 static int huge_pages(uint32_t nranks)
 {
     const char *e = getenv("SIMMPI_HUGE_PAGES");
-    if (nranks < 1024 || (e && strcmp(e, "0") == 0))
-        return 0;
-    return ph_heap_huge_pages((size_t)nranks * (32u << 10));
+    return !(e && strcmp(e, "0") == 0) && ph_heap_huge_pages(nranks);
 }
 
 static int run(const char *what, const simmpi_source *src, long rss0, gen *g)

@@ -855,14 +855,6 @@ static int svg_close(popts *o, int rc)
     return rc;
 }
 
-/* From this many ranks on a prediction asks for transparent huge pages
- * (ph_heap_huge_pages), HEAP_PER_RANK of them a rank: a prediction takes
- * about 20 KiB a rank at 1,024 and 4,096 ranks, in small objects (readers,
- * rings, request maps) whose first touches were 20,000 page faults at
- * 4,096 ranks, a seventh of the run where a fault costs 12 us. */
-#define HUGE_HEAP_RANKS 1024
-#define HEAP_PER_RANK (32u << 10)
-
 static int run(int argc, char **argv)
 {
     popts o = {.top = 10, .threads = 1, .comp_scale = 1.0, .net_scale = 1.0};
@@ -890,8 +882,7 @@ static int run(int argc, char **argv)
      * each without its tool's part. */
     int replayed_units = o.comp && strcmp(o.comp, "host") != 0;
     so.host_probe_ns = ph_trace_probe_gap_ns(t);
-    if (ph_trace_nranks(t) >= HUGE_HEAP_RANKS)
-        ph_heap_huge_pages((size_t)ph_trace_nranks(t) * HEAP_PER_RANK);
+    ph_heap_huge_pages(ph_trace_nranks(t)); /* spares a large run most page faults */
     so.ppn = o.ppn ? o.ppn : so.platform.cores_per_node;
     uint32_t *node_of = NULL;
     rc = build_map(&o, ph_trace_nranks(t), so.ppn, &node_of);

@@ -68,13 +68,18 @@ void ph_err_set(ph_err *err, const char *fmt, ...) __attribute__((format(printf,
  * struct is jansson's json_t; callers that use it include <jansson.h>.) */
 struct json_t *ph_json_load(const char *path, ph_err *err);
 
-/* Reserves about bytes of malloc's heap at once (address space: memory is
- * taken as it is touched; at most a quarter of the RAM) and advises it for
- * transparent huge pages, so that a large simulation's many small
- * allocations take a page fault per 2 MiB, not per 4 KiB.  1 if advised,
- * 0 if not (no brk heap, no room, no THP): a hint, never an error.  For
- * programs, not libraries: it sets malloc's M_TOP_PAD for the process. */
-int ph_heap_huge_pages(size_t bytes);
+/* For a simulation of nranks ranks, from PH_HUGE_HEAP_RANKS on: reserves
+ * PH_HEAP_PER_RANK a rank of malloc's heap at once (address space: memory
+ * is taken as it is touched; at most a quarter of the RAM) and advises it
+ * for transparent huge pages, so that its many small allocations take a
+ * page fault per 2 MiB, not per 4 KiB (a prediction takes about 20 KiB a
+ * rank at 1,024 and 4,096 ranks, whose first touches were 20,000 page
+ * faults at 4,096).  1 if advised, 0 if not (fewer ranks, no brk heap, no
+ * room, no THP): a hint, never an error.  For programs, not libraries: it
+ * sets malloc's M_TOP_PAD for the process. */
+#define PH_HUGE_HEAP_RANKS 1024
+#define PH_HEAP_PER_RANK (32u << 10)
+int ph_heap_huge_pages(uint32_t nranks);
 
 /* ---- varints (LEB128) and zigzag --------------------------------------- */
 static inline uint8_t *ph_put_uv(uint8_t *p, uint64_t v)

@@ -75,7 +75,7 @@ static char *heap_grow(char *lo)
  * what the caller will take and advise that range.  M_TOP_PAD stays, so
  * that malloc neither trims the range away nor grows the heap in small
  * unadvised steps. */
-int ph_heap_huge_pages(size_t bytes)
+static int heap_reserve_huge(size_t bytes)
 {
     long page = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
     char *lo = sbrk(0);
@@ -95,6 +95,11 @@ int ph_heap_huge_pages(size_t bytes)
         return 0;
     }
     return (uintptr_t)hi > from && madvise((void *)from, (uintptr_t)hi - from, MADV_HUGEPAGE) == 0;
+}
+
+int ph_heap_huge_pages(uint32_t nranks)
+{
+    return nranks >= PH_HUGE_HEAP_RANKS && heap_reserve_huge((size_t)nranks * PH_HEAP_PER_RANK);
 }
 
 void ph_put_le(uint8_t *p, uint64_t v, int n)
