@@ -141,22 +141,25 @@ static char *study_path(const study *s, const char *rel)
     return n < 0 ? NULL : p;
 }
 
+/* path's JSON, or NULL and why: "missing" or ph_json_load's reason (the
+ * path, which callers print first, taken off). */
 static json_t *load_json(const char *path, char *why, size_t cap)
 {
-    json_error_t e;
     if (access(path, F_OK) != 0) {
         snprintf(why, cap, "missing");
         return NULL;
     }
-    json_t *j = json_load_file(path, 0, &e);
+    ph_err err;
+    json_t *j = ph_json_load(path, &err);
+    size_t n = strlen(path);
     if (!j)
-        snprintf(why, cap, "not JSON (line %d: %s)", e.line, e.text);
+        snprintf(why, cap, "%s", strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' ? err.msg + n + 2 : err.msg);
     return j;
 }
 
 static int load_study(study *s)
 {
-    char *path = study_path(s, "study.json"), why[256];
+    char *path = study_path(s, "study.json"), why[sizeof ((ph_err *)NULL)->msg];
     s->sj = load_json(path, why, sizeof why);
     int rc = CLI_OK;
     if (!s->sj && strcmp(why, "missing") == 0)
@@ -174,7 +177,7 @@ static int load_study(study *s)
 /* DIR/meta.json of the study's key (the trace, the replay) into *out. */
 static int load_meta(study *s, const char *key, int step, json_t **out)
 {
-    char *dir = study_path(s, report_jstr(s->sj, key)), *path = NULL, why[256];
+    char *dir = study_path(s, report_jstr(s->sj, key)), *path = NULL, why[sizeof ((ph_err *)NULL)->msg];
     if (asprintf(&path, "%s/meta.json", dir) < 0)
         path = NULL;
     free(dir);
@@ -245,7 +248,7 @@ static int fill_pred(study *s, const json_t *e, pred *p)
     free(sj);
     if (rc != CLI_OK)
         return rc;
-    char why[256];
+    char why[sizeof ((ph_err *)NULL)->msg];
     p->path = study_path(s, p->file);
     if (!(p->doc = load_json(p->path, why, sizeof why)))
         return step_error(p->path, why, 5);

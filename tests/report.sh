@@ -272,7 +272,9 @@ rm "$WORK/m.study/predict/ib-qdr-2n.json"
 expect_error "$WORK/m.study" "$WORK/m.study/predict/ib-qdr-2n.json: missing; run .phantom run. again (step 5, predict)"
 cp "$S/predict/ib-qdr-2n.json" "$WORK/m.study/predict/"
 echo '{"predicted_s": ' > "$WORK/m.study/predict/10gbe-cloud-4n-net0.5.json"
-expect_error "$WORK/m.study" "$WORK/m.study/predict/10gbe-cloud-4n-net0.5.json: not JSON"
+expect_error "$WORK/m.study" "$WORK/m.study/predict/10gbe-cloud-4n-net0.5.json: line [0-9]*: not JSON: .*step 5, predict"
+rm "$WORK/m.study/predict/10gbe-cloud-4n-net0.5.json" && mkdir "$WORK/m.study/predict/10gbe-cloud-4n-net0.5.json"
+expect_error "$WORK/m.study" "$WORK/m.study/predict/10gbe-cloud-4n-net0.5.json: is a directory, not a JSON file; run"
 rm -rf "$WORK/m.study" && cp -a "$S" "$WORK/m.study"
 python3 - "$WORK/m.study/study.json" <<'PY'
 import json, sys
