@@ -500,8 +500,9 @@ static int write_study(const study *s, json_t *predictions, json_t *skipped)
 static int check_old_study(const study *s, json_t **old)
 {
     ph_err err;
-    *old = cli_mtime_ns(s->json) < 0 ? NULL : ph_json_load(s->json, &err);
-    if (cli_mtime_ns(s->json) >= 0 && !*old)
+    int exists = cli_mtime_ns(s->json) >= 0;
+    *old = exists ? ph_json_load(s->json, &err) : NULL;
+    if (exists && !*old)
         return cli_error("run", "%s (remove it, or use --force)", err.msg);
     json_t *was = json_object_get(*old, "command"), *now = strings(s->o->cmd);
     int same = !*old || json_equal(was, now);
