@@ -790,7 +790,7 @@ static int load_groups(const popts *o, ph_trace *t, rep_comp *rc, simmpi_options
 {
     ph_err err;
     uint32_t n = ph_trace_nranks(t);
-    rc->d = cl_load(o->trace, (int)cores(), &err);
+    rc->d = cl_load(o->trace, (int)(o->threads ? o->threads : cores()), &err);
     rc->rep_of = malloc(n * sizeof *rc->rep_of);
     if (!rc->d || !rc->rep_of)
         return cli_error("predict", "%s", rc->d ? "out of memory" : err.msg);
