@@ -76,7 +76,8 @@ struct json_t *ph_json_load(const char *path, ph_err *err);
  * rank at 1,024 and 4,096 ranks, whose first touches were 20,000 page
  * faults at 4,096).  1 if advised, 0 if not (fewer ranks, no brk heap, no
  * room, no THP): a hint, never an error.  For programs, not libraries: it
- * sets malloc's M_TOP_PAD for the process. */
+ * sets malloc's M_TOP_PAD for the process, and past 2 GiB turns off its
+ * trimming (M_TRIM_THRESHOLD). */
 #define PH_HUGE_HEAP_RANKS 1024
 #define PH_HEAP_PER_RANK (32u << 10)
 int ph_heap_huge_pages(uint32_t nranks);

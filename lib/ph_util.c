@@ -69,12 +69,27 @@ static char *heap_grow(char *lo)
     return hi == (char *)-1 ? lo : hi;
 }
 
+/* Grows the heap by another M_TOP_PAD past hi, the break: takes the top
+ * of the heap in one block, so that the next small block makes malloc grow
+ * it.  Needs trimming off, or giving the block back would undo it.  The
+ * new break, hi if it did not move. */
+static char *heap_extend(char *hi)
+{
+    enum { SLACK = 128 << 10 }; /* below the top's size: the block must fit in it */
+    size_t top = mallinfo2().keepcost;
+    void *rest = top > SLACK ? malloc(top - SLACK) : NULL;
+    char *more = heap_grow(hi);
+    free(rest);
+    return more;
+}
+
 /* A transparent huge page is one page fault for 2 MiB, but malloc's heap
  * gets them only where madvised, which glibc does only under a tunable
  * read at start-up (glibc.malloc.hugetlb=1).  So: grow the heap at once by
  * what the caller will take and advise that range.  M_TOP_PAD stays, so
  * that malloc neither trims the range away nor grows the heap in small
- * unadvised steps. */
+ * unadvised steps.  mallopt takes an int, so past 2 GiB the heap grows in
+ * steps of that pad, with trimming off to keep them. */
 static int heap_reserve_huge(size_t bytes)
 {
     long page = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
@@ -84,9 +99,7 @@ static int heap_reserve_huge(size_t bytes)
     size_t quarter = (size_t)phys * (size_t)page / 4;
     if (bytes > quarter)
         bytes = quarter;
-    if (bytes > INT_MAX) /* mallopt's argument */
-        bytes = INT_MAX;
-    if (!mallopt(M_TOP_PAD, (int)bytes))
+    if (!mallopt(M_TOP_PAD, bytes > INT_MAX ? INT_MAX : (int)bytes))
         return 0;
     char *hi = heap_grow(lo);
     uintptr_t from = ((uintptr_t)lo + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
@@ -94,6 +107,9 @@ static int heap_reserve_huge(size_t bytes)
         mallopt(M_TOP_PAD, MALLOC_TOP_PAD);
         return 0;
     }
+    if ((size_t)(hi - lo) < bytes && mallopt(M_TRIM_THRESHOLD, -1))
+        for (char *more; (size_t)(hi - lo) < bytes && (more = heap_extend(hi)) != hi;)
+            hi = more;
     return (uintptr_t)hi > from && madvise((void *)from, (uintptr_t)hi - from, MADV_HUGEPAGE) == 0;
 }
 
