@@ -214,7 +214,7 @@ static int frames_next(frames *f, ph_err *err)
         ph_err_set(err, "%s: offset %zu: corrupt frame header (block size)", f->path, f->off);
         goto out;
     }
-    if (rsize > f->blkcap) {
+    if (rsize > f->blkcap || !f->blk) { /* an empty first frame too: blk is never NULL */
         uint8_t *b = realloc(f->blk, rsize ? rsize : 1);
         if (!b) {
             ph_err_set(err, "%s: out of memory", f->path);

@@ -5,6 +5,7 @@
 #   - a rank file cut short by 7 bytes (truncate -s -7): its last frame;
 #   - one byte flipped in the middle of a rank file: the frame holding it;
 #   - a header cut to 20 bytes, and a bad magic;
+#   - an empty zstd frame before the first block;
 #   - with --log, a byte flipped in the middle of a .log (`phantom dump --log`);
 #   - meta.json: a rank listed twice in a communicator, and a recorder probe
 #     time (clock.probe_gap_ns) that is not a time.
@@ -72,6 +73,14 @@ expect short-header rank-000001.evt 20 stats dump
 damage bad-magic
 flip "$WORK/bad-magic/rank-000000.evt" 3
 expect bad-magic rank-000000.evt 0 stats dump
+
+# an empty frame (content size 0: no block header) before the first block
+damage empty-frame
+python3 -c 'import sys
+p = sys.argv[1]; b = open(p, "rb").read()
+empty = bytes.fromhex("28b52ffd2400010000" "99e9d851")  # zstd -c < /dev/null
+open(p, "wb").write(b[:32] + empty + b[32:])' "$WORK/empty-frame/rank-000000.evt"
+expect empty-frame rank-000000.evt 32 stats dump
 
 damage log-flipped
 f=$WORK/log-flipped/rank-000001.log
