@@ -24,8 +24,9 @@ static int node_of_word(json_t *names, const char *word, uint32_t *nnodes, uint3
 int ph_node_map_read(const char *path, uint32_t nranks, uint32_t *node_of, ph_err *err)
 {
     FILE *f = fopen(path, "r");
-    if (!f) {
-        ph_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) { /* a mistyped policy is a missing file too: say what else it could be */
+        ph_err_set(err, "%s: cannot open: %s%s", path, strerror(errno),
+                   errno == ENOENT && !strchr(path, '/') ? " (nor is it block or cyclic)" : "");
         return -1;
     }
     json_t *names = json_object();

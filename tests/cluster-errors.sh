@@ -65,5 +65,6 @@ expect 2 "unknown option '--frobnicate'" "$WORK/a" --frobnicate
 expect 2 "no trace directory" 
 seq 0 9 > "$WORK/map10"
 expect 1 "map10: names the node of 10 ranks, the trace has 16" "$WORK/a" --map "$WORK/map10"
+expect 1 "cyclc: cannot open: No such file or directory (nor is it block or cyclic)" "$WORK/a" --map cyclc
 expect 1 "cannot write" "$WORK/a" -o "$WORK/no/such/dir/g.json"
 exit 0
