@@ -12,7 +12,8 @@
  * MPI_Finalize, and every rank exits with EXITCODE (default 0).
  *
  * With -k RANK -t SECONDS the loop runs until SECONDS have passed instead
- * (ITERS is ignored), then RANK kills itself with SIGKILL while the other
+ * (ITERS is ignored; the ranks agree on the moment by an Allreduce of their
+ * clocks' verdicts), then RANK kills itself with SIGKILL while the other
  * ranks go on to the next Allreduce and wait there: what a crashed node
  * looks like to mpirun.
  */
@@ -99,7 +100,14 @@ int main(int argc, char **argv)
         }
         done = i + 1;
         if (done % 1000 == 0) {
-            int stop = kill_rank >= 0 && now() - t0 >= kill_after;
+            /* The ranks must agree on when to stop: each one's clock started
+             * at its own time, and a rank that stopped alone would leave its
+             * peer in a Recv that never completes (a hang, not a kill). */
+            int stop = 0;
+            if (kill_rank >= 0) {
+                int late = now() - t0 >= kill_after;
+                MPI_Allreduce(&late, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            }
             if (stop && me == kill_rank) {
                 fflush(stdout);
                 raise(SIGKILL);
