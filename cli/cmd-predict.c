@@ -711,10 +711,11 @@ static int write_svg(const report *r, FILE *f)
 
 /* ---- the verb --------------------------------------------------------------------------------------- */
 
-static uint32_t cores(void)
+/* --threads, where 0 means every online core. */
+static uint32_t threads_of(const popts *o)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (uint32_t)n : 1;
+    return o->threads ? o->threads : n > 0 ? (uint32_t)n : 1;
 }
 
 /* A replay of another recording (--comp DIR) fits only if every replayed
@@ -735,7 +736,7 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
 {
     simmpi_source src;
     ph_err err;
-    if (simmpi_source_trace(t, o->threads ? o->threads : cores(), &src, &err) < 0)
+    if (simmpi_source_trace(t, threads_of(o), &src, &err) < 0)
         return cli_error("predict", "%s", err.msg);
     const char *delay = getenv("PHANTOM_PROGRESS_DELAY");
     progress pr = {.delay = delay && *delay ? atof(delay) : 1.0, .last = -1.0};
@@ -790,7 +791,7 @@ static int load_groups(const popts *o, ph_trace *t, rep_comp *rc, simmpi_options
 {
     ph_err err;
     uint32_t n = ph_trace_nranks(t);
-    rc->d = cl_load(o->trace, (int)(o->threads ? o->threads : cores()), &err);
+    rc->d = cl_load(o->trace, (int)threads_of(o), &err);
     rc->rep_of = malloc(n * sizeof *rc->rep_of);
     if (!rc->d || !rc->rep_of)
         return cli_error("predict", "%s", rc->d ? "out of memory" : err.msg);

@@ -85,10 +85,17 @@ typedef struct study {
 
 static const char *const step_name[] = {"", "record", "cluster", "record --log", "replay", "predict"};
 
+/* msg ("FILE: what is wrong") and the step of `phantom run` that makes FILE. */
+static int step_failed(const char *msg, int step)
+{
+    return cli_error("report", "%s; run `phantom run` again (step %d, %s)", msg, step, step_name[step]);
+}
+
 static int step_error(const char *file, const char *what, int step)
 {
-    return cli_error("report", "%s: %s; run `phantom run` again (step %d, %s)", file, what, step,
-                     step_name[step]);
+    char msg[sizeof ((ph_err *)NULL)->msg + 1024];
+    snprintf(msg, sizeof msg, "%s: %s", file, what);
+    return step_failed(msg, step);
 }
 
 /* ---- options ------------------------------------------------------------------------------------- */
@@ -141,32 +148,26 @@ static char *study_path(const study *s, const char *rel)
     return n < 0 ? NULL : p;
 }
 
-/* path's JSON, or NULL and why: "missing" or ph_json_load's reason (the
- * path, which callers print first, taken off). */
-static json_t *load_json(const char *path, char *why, size_t cap)
+/* path's JSON, or NULL and err->msg: "PATH: missing" or ph_json_load's. */
+static json_t *load_json(const char *path, ph_err *err)
 {
     if (access(path, F_OK) != 0) {
-        snprintf(why, cap, "missing");
+        snprintf(err->msg, sizeof err->msg, "%s: missing", path);
         return NULL;
     }
-    ph_err err;
-    json_t *j = ph_json_load(path, &err);
-    size_t n = strlen(path);
-    if (!j)
-        snprintf(why, cap, "%s", strncmp(err.msg, path, n) == 0 && err.msg[n] == ':' ? err.msg + n + 2 : err.msg);
-    return j;
+    return ph_json_load(path, err);
 }
 
 static int load_study(study *s)
 {
-    char *path = study_path(s, "study.json"), why[sizeof ((ph_err *)NULL)->msg];
-    s->sj = load_json(path, why, sizeof why);
+    char *path = study_path(s, "study.json");
+    ph_err err;
     int rc = CLI_OK;
-    if (!s->sj && strcmp(why, "missing") == 0)
+    if (access(path, F_OK) != 0)
         rc = cli_error("report", "%s: missing: %s is not a study; make one with `phantom run -o %s ...`",
                        path, s->dir, s->dir);
-    else if (!s->sj)
-        rc = cli_error("report", "%s: %s", path, why);
+    else if (!(s->sj = load_json(path, &err)))
+        rc = cli_error("report", "%s", err.msg);
     else if (!json_is_array(json_object_get(s->sj, "predictions")) || !report_jstr(s->sj, "replay") ||
              !report_jstr(s->sj, "trace"))
         rc = cli_error("report", "%s: not a phantom study (no \"predictions\", \"trace\" or \"replay\")", path);
@@ -177,14 +178,15 @@ static int load_study(study *s)
 /* DIR/meta.json of the study's key (the trace, the replay) into *out. */
 static int load_meta(study *s, const char *key, int step, json_t **out)
 {
-    char *dir = study_path(s, report_jstr(s->sj, key)), *path = NULL, why[sizeof ((ph_err *)NULL)->msg];
+    char *dir = study_path(s, report_jstr(s->sj, key)), *path = NULL;
+    ph_err err;
     if (asprintf(&path, "%s/meta.json", dir) < 0)
         path = NULL;
     free(dir);
     if (!path)
         return cli_error("report", "out of memory");
-    *out = load_json(path, why, sizeof why);
-    int rc = *out ? CLI_OK : step_error(path, why, step);
+    *out = load_json(path, &err);
+    int rc = *out ? CLI_OK : step_failed(err.msg, step);
     free(path);
     return rc;
 }
@@ -248,10 +250,10 @@ static int fill_pred(study *s, const json_t *e, pred *p)
     free(sj);
     if (rc != CLI_OK)
         return rc;
-    char why[sizeof ((ph_err *)NULL)->msg];
+    ph_err err;
     p->path = study_path(s, p->file);
-    if (!(p->doc = load_json(p->path, why, sizeof why)))
-        return step_error(p->path, why, 5);
+    if (!(p->doc = load_json(p->path, &err)))
+        return step_failed(err.msg, 5);
     if (!json_is_number(json_object_get(p->doc, "predicted_s")))
         return step_error(p->path, "no \"predicted_s\": not the output of phantom predict --json", 5);
     p->time = json_number_value(json_object_get(p->doc, "predicted_s"));
