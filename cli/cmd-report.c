@@ -166,7 +166,7 @@ static int load_study(study *s)
     if (access(path, F_OK) != 0)
         rc = cli_error("report", "%s: missing: %s is not a study; make one with `phantom run -o %s ...`",
                        path, s->dir, s->dir);
-    else if (!(s->sj = load_json(path, &err)))
+    else if (!(s->sj = ph_json_load(path, &err))) /* there: load_json would look again */
         rc = cli_error("report", "%s", err.msg);
     else if (!json_is_array(json_object_get(s->sj, "predictions")) || !report_jstr(s->sj, "replay") ||
              !report_jstr(s->sj, "trace"))
