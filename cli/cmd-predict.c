@@ -150,9 +150,9 @@ static int parse_args(int argc, char **argv, popts *o)
         case 'T': {
             uint32_t *dst = c == 'n' ? &o->ppn : c == 't' ? &o->threads : &o->top;
             if (cli_parse_u32(optarg, c == 'n' ? 1 : 0, 1u << 24, dst) != 0)
-                return cli_usage_error("predict", "--%s: '%s' is not a %s number",
+                return cli_usage_error("predict", "--%s: '%s' is not a whole number from %d to %u",
                                        c == 'n' ? "ppn" : c == 't' ? "threads" : "top", optarg,
-                                       c == 'n' ? "positive" : "whole");
+                                       c == 'n', 1u << 24);
             break;
         }
         default: return CLI_USAGE;

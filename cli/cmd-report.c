@@ -163,6 +163,8 @@ static int load_study(study *s)
     char *path = study_path(s, "study.json");
     ph_err err;
     int rc = CLI_OK;
+    if (!path)
+        return cli_error("report", "out of memory");
     if (access(path, F_OK) != 0)
         rc = cli_error("report", "%s: missing: %s is not a study; make one with `phantom run -o %s ...`",
                        path, s->dir, s->dir);
@@ -180,7 +182,7 @@ static int load_meta(study *s, const char *key, int step, json_t **out)
 {
     char *dir = study_path(s, report_jstr(s->sj, key)), *path = NULL;
     ph_err err;
-    if (asprintf(&path, "%s/meta.json", dir) < 0)
+    if (dir && asprintf(&path, "%s/meta.json", dir) < 0)
         path = NULL;
     free(dir);
     if (!path)

@@ -357,8 +357,9 @@ static int start_workers(trace_src *ts, uint32_t nthreads, ph_err *err)
         ts->b[i].queued = 1;
     }
     for (uint32_t i = 0; i < nthreads; i++) {
-        if (pthread_create(&ts->th[i], NULL, worker, ts) != 0) {
-            ph_err_set(err, "cannot start decoding threads");
+        int rc = pthread_create(&ts->th[i], NULL, worker, ts);
+        if (rc != 0) {
+            ph_err_set(err, "cannot start decoding thread %u of %u: %s", i + 1, nthreads, strerror(rc));
             return -1;
         }
         ts->nthreads++;
@@ -445,7 +446,9 @@ int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_er
     atomic_store_explicit(&ts->total, events ? strtoull(events, NULL, 10) : 0, memory_order_relaxed);
     if (threads > 1 && n > 0) { /* the simulating thread is one of them */
         src->next = threaded_next;
-        if (start_workers(ts, threads - 1, err) < 0) {
+        /* a rank's chunks are filled by one worker at a time: workers past
+         * one a rank would only wait */
+        if (start_workers(ts, threads - 1 < n ? threads - 1 : n, err) < 0) {
             simmpi_source_trace_close(src);
             return -1;
         }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The prediction is a pure function of trace, platform and options: bit-identical
-# JSON with 1, 2 and 4 threads, all online cores (0) and the default (1), and
-# from run to run.  The stencil's ranks have about 1,400 events each, so that the
+# JSON with 1, 2, 4 and 64 threads (more than most of these traces have ranks:
+# the decoding workers stop at one a rank), all online cores (0) and the
+# default (1), and from run to run.  The stencil's ranks have about 1,400 events each, so that the
 # decoding workers hand over several chunks per rank (doc/simmpi.md, section 6);
 # the 256-rank one is where one thread reads with the engine asking for each
 # rank's reader ahead (source.c, HOT_FROM).
@@ -19,7 +20,7 @@ for t in st a2a wc bar st256; do
   $PREDICT "$WORK/$t" --platform "$WORK/plat.conf" --json --threads 1 > "$WORK/$t.ref.json" \
     || fail "$t: predict --threads 1"
   for run in 1 2 3; do
-    for th in 1 2 4 0 default; do
+    for th in 1 2 4 64 0 default; do
       opt="--threads $th"; [ $th = default ] && opt=
       $PREDICT "$WORK/$t" --platform "$WORK/plat.conf" --json $opt > "$WORK/$t.out.json" \
         || fail "$t: predict ${opt:-(default threads)}, run $run"

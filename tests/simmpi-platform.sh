@@ -58,6 +58,10 @@ expect "platform is a directory: status" $rc 1
 expect "platform is a directory: error" "$(cat "$WORK/err")" "phantom predict: $WORK: cannot read: Is a directory"
 rc=0; $PREDICT "$WORK/e" 2> "$WORK/err" || rc=$?
 expect "no --platform: usage error" $rc 2
+rc=0; $PREDICT "$WORK/e" --platform "$WORK/plat.conf" --ppn 99999999999 2> "$WORK/err" || rc=$?
+expect "--ppn too large: usage error" $rc 2
+expect "--ppn too large: error" "$(head -1 "$WORK/err")" \
+  "phantom predict: --ppn: '99999999999' is not a whole number from 1 to 16777216"
 
 # Units: these three files describe the same platform.
 plat
