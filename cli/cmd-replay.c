@@ -159,6 +159,9 @@ static int parse(int argc, char **argv, ropts *o)
     if (optind >= argc)
         return cli_usage_error("replay", "no program given (phantom replay TRACE --ranks SPEC -- PROGRAM)");
     o->prog = argv + optind;
+    if (dd >= argc && o->prog[0][0] == '-') /* `TRACE --ranks 3`: an option where PROGRAM goes */
+        return cli_usage_error("replay", "'%s' after TRACE is taken as PROGRAM: give options before TRACE, "
+                               "or end them with -- before PROGRAM", o->prog[0]);
     if (!o->ranks)
         return cli_usage_error("replay", "no ranks given (--ranks SPEC, e.g. --ranks 0-3)");
     if (o->have_iterations && !o->plan)

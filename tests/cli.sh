@@ -27,6 +27,11 @@ done
 "$PHANTOM" frobnicate > /dev/null 2> "$WORK/err" && fail "phantom took an unknown verb"
 grep -q "'frobnicate' is not a phantom command" "$WORK/err" || fail "unknown verb: $(cat "$WORK/err")"
 "$PHANTOM" --version | grep -q "^phantom [0-9]" || fail "phantom --version"
+# replay without --: options end at TRACE, so an option after it would be
+# the program; say so instead of "no ranks given"
+"$PHANTOM" replay "$WORK" --ranks 0 > /dev/null 2> "$WORK/err" && fail "replay took --ranks as the program"
+[ $? -eq 2 ] && head -1 "$WORK/err" | grep -q "'--ranks' after TRACE is taken as PROGRAM" ||
+  fail "replay TRACE --ranks 0: unclear error: $(cat "$WORK/err")"
 # dump's text times are microseconds since the rank's start, as its JSON says,
 # also for a trace whose clock starts at 0 (synthetic)
 "$top_builddir/simmpi/synth" ring "$WORK/ring.trace" --ranks 3 --iters 2 --comp 5000 > /dev/null ||
