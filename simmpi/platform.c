@@ -325,12 +325,18 @@ int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
         ph_err_set(err, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
-    char buf[1024];
+    char *buf = NULL; /* whole lines: a long comment is still one line */
+    size_t cap = 0;
     pline l = {.path = path, .err = err};
     unsigned seen[3] = {0};
     int rc = 0;
-    while (rc == 0 && fgets(buf, sizeof buf, f)) {
+    ssize_t n;
+    while (rc == 0 && (n = getline(&buf, &cap, f)) != -1) {
         l.line++;
+        if (memchr(buf, 0, (size_t)n)) { /* a trace or a binary given by mistake */
+            rc = bad(&l, "a NUL byte: not a platform file (text, 'key = value' lines)%s%s", "", "");
+            break;
+        }
         char *hash = strchr(buf, '#');
         if (hash)
             *hash = 0;
@@ -349,6 +355,7 @@ int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
         ph_err_set(err, "%s: cannot read: %s", path, strerror(errno));
         rc = -1;
     }
+    free(buf);
     fclose(f);
     if (rc == 0 && (p->noise_pause || p->noise_period) && !(p->noise_pause && p->noise_period)) {
         ph_err_set(err, "%s: noise_pause and noise_rate: one needs the other", path);

@@ -36,6 +36,17 @@ bad() { # bad WANT-REGEX [platform lines...]
   grep -q "$want" "$WORK/err" || { cat "$WORK/err"; fail "error for '$*' does not match '$want'"; }
 }
 bad "bad.conf:2: unknown key 'latency'" "o_s = 1us" "latency = 2us"
+# A line is a line however long (a comment of 3,000 characters once read as
+# three, the last an error on the wrong line); a NUL byte is not a text file.
+python3 -c "print('# ' + 'x = 1 ' * 500); print('name = longline'); print('L = 3us  # ' + 'y' * 3000)" \
+  > "$WORK/longline.conf"
+$PREDICT "$WORK/e" --platform "$WORK/longline.conf" --json > "$WORK/p.json" || fail "long lines: not loaded"
+expect "long lines: name" "$(q "d['platform']")" longline
+printf 'o_s = 1us\nL = 2\000us\n' > "$WORK/bad.conf"
+rc=0; $PREDICT "$WORK/e" --platform "$WORK/bad.conf" > /dev/null 2> "$WORK/err" || rc=$?
+expect "NUL byte: status" $rc 1
+expect "NUL byte: error" "$(cat "$WORK/err")" \
+  "phantom predict: $WORK/bad.conf:2: a NUL byte: not a platform file (text, 'key = value' lines)"
 bad "bad.conf:1: L: '2 lightyears' is not a time\|bad.conf:1: L: unknown time unit" "L = 2 lightyears"
 bad "bad.conf:1: G: unknown unit" "G = 3 furlongs"
 bad "bad.conf:1: intra.G: unknown unit" "intra.G = 3 furlongs"
