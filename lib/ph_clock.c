@@ -7,20 +7,24 @@
 
 int ph_clock_use_tsc(void)
 {
-#if defined(__x86_64__)
     const char *mode = getenv("PHANTOM_CLOCK");
     if (mode && strcmp(mode, "monotonic") == 0)
         return 0;
+    if (mode && *mode && strcmp(mode, "tsc") != 0) /* a typo would time with the TSC unsaid */
+        fprintf(stderr, "phantom: PHANTOM_CLOCK=%s is not monotonic or tsc; using tsc where invariant\n", mode);
+#if defined(__x86_64__)
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (!f)
         return 0;
-    char line[4096];
+    char *line = NULL; /* whole lines: a flags line can pass any fixed buffer */
+    size_t cap = 0;
     int ok = 0;
-    while (fgets(line, sizeof line, f))
+    while (getline(&line, &cap, f) > 0)
         if (strncmp(line, "flags", 5) == 0) {
             ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
             break;
         }
+    free(line);
     fclose(f);
     return ok;
 #else

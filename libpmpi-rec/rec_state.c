@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -508,6 +509,25 @@ static long env_long(const char *name, long dflt, long lo, long hi)
     return x;
 }
 
+/* A yes/no variable: unset or empty is dflt; 1/yes/true/on and 0/no/false/off
+ * in any case; anything else warns (on every rank, like env_long) and is
+ * dflt.  "Set to anything but 0" would take PHANTOM_DISABLE= as on. */
+static int env_flag(const char *name, int dflt)
+{
+    static const char *const on[] = {"1", "yes", "true", "on"}, *const off[] = {"0", "no", "false", "off"};
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    for (size_t i = 0; i < sizeof on / sizeof *on; i++) {
+        if (strcasecmp(v, on[i]) == 0)
+            return 1;
+        if (strcasecmp(v, off[i]) == 0)
+            return 0;
+    }
+    fprintf(stderr, "phantom: %s=%s is not 1/yes/true/on or 0/no/false/off; using %d\n", name, v, dflt);
+    return dflt;
+}
+
 static int mkdir_p(const char *dir)
 {
     char tmp[4096];
@@ -664,8 +684,7 @@ void rec_init(ph_call *c)
 {
     if (rec.active || rec.evt)
         return;
-    const char *off = getenv("PHANTOM_DISABLE");
-    if (off && strcmp(off, "0") != 0)
+    if (env_flag("PHANTOM_DISABLE", 0))
         return;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rec.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &rec.nranks);
@@ -689,11 +708,10 @@ void rec_init(ph_call *c)
     rec.counts = calloc(ph_ncounted, sizeof *rec.counts);
     rec.active = 1; /* from here on, any failure goes through rec_fail */
 
-    const char *log = getenv("PHANTOM_LOG");
     const char *log_ranks = getenv("PHANTOM_LOG_RANKS");
     if (log_ranks && !*log_ranks)
         log_ranks = NULL;
-    int log_mode = log && strcmp(log, "0") != 0;
+    int log_mode = env_flag("PHANTOM_LOG", 0);
     rec.logging = log_mode;
     if (log_mode && log_ranks) {
         ph_err err;
