@@ -88,8 +88,8 @@ static int run(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'n': name = optarg; break;
         case 'r':
-            if (cli_parse_u32(optarg, 1, 64, &reps) < 0)
-                return cli_usage_error("calibrate", "--reps %s: expected a number from 1 to 64", optarg);
+            if (cli_u32_option("calibrate", "--reps", optarg, 1, 64, &reps) != CLI_OK)
+                return CLI_USAGE;
             break;
         case 's':
             if (strcmp(optarg, "auto") && !valid_share(optarg))

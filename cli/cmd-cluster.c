@@ -148,17 +148,15 @@ static int option(opts *o, int c, const char *arg)
         return 0;
     case 'k':
         o->explicit_cut = 1;
-        if (cli_parse_u32(arg, 0, UINT32_MAX, &o->k) < 0)
-            return cli_usage_error("cluster", "-k: '%s' is not a number of groups", arg);
+        if (cli_u32_option("cluster", "-k", arg, 0, UINT32_MAX, &o->k) != CLI_OK)
+            return CLI_USAGE;
         if (o->k == 0)
             return cli_usage_error("cluster", "-k: cannot make 0 groups");
         return 0;
     case 'm': return set_method(o, arg);
     case 'P': return set_partition(o, arg);
     case 'p':
-        if (cli_parse_u32(arg, 1, UINT32_MAX, &o->ppn) < 0)
-            return cli_usage_error("cluster", "--ppn: '%s' is not a number of processes (>= 1)", arg);
-        return 0;
+        return cli_u32_option("cluster", "--ppn", arg, 1, UINT32_MAX, &o->ppn);
     case 'M': return set_map(o, arg);
     case 'i':
         if (parse_pct(arg, &o->iter_pct) < 0)
@@ -169,9 +167,7 @@ static int option(opts *o, int c, const char *arg)
     case 'J': o->json = 1; return 0;
     case 'C': o->check = arg; return 0;
     case 'j':
-        if (cli_parse_u32(arg, 1, 64, &o->threads) < 0)
-            return cli_usage_error("cluster", "--threads: '%s' is not a number from 1 to 64", arg);
-        return 0;
+        return cli_u32_option("cluster", "--threads", arg, 1, 64, &o->threads);
     default: return CLI_USAGE;
     }
 }

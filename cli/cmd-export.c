@@ -1457,8 +1457,8 @@ static int parse_args(int argc, char **argv, eopts *o)
         case 'o': o->out = optarg; break;
         case 'p': o->platform = optarg; break;
         case 'n':
-            if (cli_parse_u32(optarg, 1, 1u << 24, &o->ppn) != 0)
-                return cli_usage_error("export", "--ppn: '%s' is not a positive number", optarg);
+            if (cli_u32_option("export", "--ppn", optarg, 1, 1u << 24, &o->ppn) != CLI_OK)
+                return CLI_USAGE;
             break;
         default: return CLI_USAGE;
         }

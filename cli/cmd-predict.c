@@ -149,10 +149,9 @@ static int parse_args(int argc, char **argv, popts *o)
         case 't':
         case 'T': {
             uint32_t *dst = c == 'n' ? &o->ppn : c == 't' ? &o->threads : &o->top;
-            uint32_t lo = c == 'n' ? 1 : 0, hi = 1u << 24; /* the message says the range checked */
-            if (cli_parse_u32(optarg, lo, hi, dst) != 0)
-                return cli_usage_error("predict", "--%s: '%s' is not a whole number from %u to %u",
-                                       c == 'n' ? "ppn" : c == 't' ? "threads" : "top", optarg, lo, hi);
+            const char *opt = c == 'n' ? "--ppn" : c == 't' ? "--threads" : "--top";
+            if (cli_u32_option("predict", opt, optarg, c == 'n' ? 1 : 0, 1u << 24, dst) != CLI_OK)
+                return CLI_USAGE;
             break;
         }
         default: return CLI_USAGE;

@@ -528,14 +528,13 @@ static int parse(int argc, char **argv, opts *o)
             break;
         case 'P': o->plan = optarg; break;
         case 'i':
-            if (cli_parse_u32(optarg, 0, UINT32_MAX, &o->iterations) < 0)
-                return cli_usage_error("record", "--iterations: '%s' is not a number", optarg);
+            if (cli_u32_option("record", "--iterations", optarg, 0, UINT32_MAX, &o->iterations) != CLI_OK)
+                return CLI_USAGE;
             o->have_iterations = 1;
             break;
         case 'd':
-            if (cli_parse_u32(optarg, 1, MAX_DEPTH, &o->depth) < 0)
-                return cli_usage_error("record", "--depth: '%s' is not a number from 1 to %d", optarg,
-                                       MAX_DEPTH);
+            if (cli_u32_option("record", "--depth", optarg, 1, MAX_DEPTH, &o->depth) != CLI_OK)
+                return CLI_USAGE;
             break;
         default: return CLI_USAGE;
         }

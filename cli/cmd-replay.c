@@ -140,9 +140,9 @@ static int parse(int argc, char **argv, ropts *o)
             break;
         case 'R': case 'i': case 'T': {
             uint32_t *dst = c == 'R' ? &o->repeat : c == 'i' ? &o->iterations : &o->timeout;
-            if (cli_parse_u32(optarg, c == 'i' ? 0 : 1, 1u << 30, dst) < 0)
-                return cli_usage_error("replay", "--%s: '%s' is not a positive number",
-                                       c == 'R' ? "repeat" : c == 'i' ? "iterations" : "timeout", optarg);
+            const char *opt = c == 'R' ? "--repeat" : c == 'i' ? "--iterations" : "--timeout";
+            if (cli_u32_option("replay", opt, optarg, c == 'i' ? 0 : 1, 1u << 30, dst) != CLI_OK)
+                return CLI_USAGE;
             o->have_iterations |= c == 'i';
             break;
         }

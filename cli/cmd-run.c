@@ -138,15 +138,15 @@ static int parse_args(int argc, char **argv, ropts *o)
                 return CLI_USAGE;
             break;
         case 'p':
-            if (cli_parse_u32(optarg, 1, 1u << 20, &o->ppn) < 0)
-                return cli_usage_error("run", "--ppn: '%s' is not a number of ranks (>= 1)", optarg);
+            if (cli_u32_option("run", "--ppn", optarg, 1, 1u << 20, &o->ppn) != CLI_OK)
+                return CLI_USAGE;
             break;
         case 't': o->threshold = optarg; break;
         case 'k': o->k = optarg; break;
         case 'n': o->name = optarg; break;
         case 'R':
-            if (cli_parse_u32(optarg, 1, 1000, &o->repeat) < 0)
-                return cli_usage_error("run", "--repeat: '%s' is not a number of runs (1 to 1000)", optarg);
+            if (cli_u32_option("run", "--repeat", optarg, 1, 1000, &o->repeat) != CLI_OK)
+                return CLI_USAGE;
             break;
         case 'r': o->report = optarg; break;
         case 'f': o->force = 1; break;

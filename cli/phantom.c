@@ -227,6 +227,17 @@ int cli_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     return 0;
 }
 
+int cli_u32_option(const char *verb, const char *opt, const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    if (cli_parse_u32(s, lo, hi, out) == 0)
+        return CLI_OK;
+    if (hi < UINT32_MAX)
+        return cli_usage_error(verb, "%s: '%s' is not a whole number from %u to %u", opt, s, lo, hi);
+    if (lo > 0)
+        return cli_usage_error(verb, "%s: '%s' is not a whole number >= %u", opt, s, lo);
+    return cli_usage_error(verb, "%s: '%s' is not a whole number", opt, s);
+}
+
 /* ---- shared by stats and dump ------------------------------------------------------ */
 
 /* Warnings about incomplete ranks wait for the end of the verb: when it fails,

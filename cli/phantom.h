@@ -48,6 +48,10 @@ int cli_getopt(const char *verb, int argc, char **argv, const char *shortopts,
                const struct option *longopts);
 /* Decimal number in [lo, hi]; -1 if s is not one. */
 int cli_parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
+/* Option opt's argument s (a whole number from lo to hi) into *out: CLI_OK,
+ * or CLI_USAGE after one usage error that gives the range, the same words
+ * for every verb. */
+int cli_u32_option(const char *verb, const char *opt, const char *s, uint32_t lo, uint32_t hi, uint32_t *out);
 /* A program phantom runs: $envvar if set, else the build tree next to this
  * binary (build_rel relative to the top build directory), else the installed
  * path.  Returns a malloc'd absolute path, or NULL after a one-line error. */

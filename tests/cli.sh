@@ -32,6 +32,25 @@ grep -q "'frobnicate' is not a phantom command" "$WORK/err" || fail "unknown ver
 "$PHANTOM" replay "$WORK" --ranks 0 > /dev/null 2> "$WORK/err" && fail "replay took --ranks as the program"
 [ $? -eq 2 ] && head -1 "$WORK/err" | grep -q "'--ranks' after TRACE is taken as PROGRAM" ||
   fail "replay TRACE --ranks 0: unclear error: $(cat "$WORK/err")"
+# a whole-number option out of range: every verb says the range, in the same words
+while read -r verb opt bad range; do
+  "$PHANTOM" "$verb" "$opt" "$bad" > /dev/null 2> "$WORK/err" && fail "phantom $verb took $opt $bad"
+  [ $? -eq 2 ] && [ "$(wc -l < "$WORK/err")" = 2 ] &&
+    head -1 "$WORK/err" | grep -qx -- "phantom $verb: $opt: '$bad' is not a whole number${range:+ $range}" ||
+    fail "phantom $verb $opt $bad: unclear error: $(cat "$WORK/err")"
+done <<'EOF_RANGES'
+predict --threads 16777217 from 0 to 16777216
+export --ppn 0 from 1 to 16777216
+replay --repeat 0 from 1 to 1073741824
+replay --iterations x from 0 to 1073741824
+run --ppn 0 from 1 to 1048576
+run --repeat 1001 from 1 to 1000
+cluster --ppn 0 >= 1
+cluster --threads 65 from 1 to 64
+cluster -k -3
+record --depth 9 from 1 to 8
+calibrate --reps 65 from 1 to 64
+EOF_RANGES
 # dump's text times are microseconds since the rank's start, as its JSON says,
 # also for a trace whose clock starts at 0 (synthetic)
 "$top_builddir/simmpi/synth" ring "$WORK/ring.trace" --ranks 3 --iters 2 --comp 5000 > /dev/null ||

@@ -60,7 +60,7 @@ expect 2 "not both" "$WORK/a" -k 2 -t 5%
 expect 2 "do not apply" "$WORK/a" -m commseq -k 2
 expect 2 "'abc' is not a percentage" "$WORK/a" -t abc
 expect 2 "'quick' is not hierarchical, kmeans or commseq" "$WORK/a" -m quick
-expect 2 "'0' is not a number of processes" "$WORK/a" --ppn 0
+expect 2 "'0' is not a whole number >= 1" "$WORK/a" --ppn 0
 expect 2 "unknown option '--frobnicate'" "$WORK/a" --frobnicate
 expect 2 "no trace directory" 
 seq 0 9 > "$WORK/map10"

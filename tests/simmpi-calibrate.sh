@@ -175,7 +175,7 @@ for bad in 0 1.5 half; do
   grep -q -- "--cpu-share $bad: expected auto or a share from 0.01 to 1" "$WORK/out" || fail "unclear --cpu-share $bad error: $(cat "$WORK/out")"
 done
 mpirun_n 2 "$PHANTOM" calibrate --reps 65 > "$WORK/out" 2>&1 && fail "--reps 65 accepted"
-grep -q -- "--reps 65: expected a number from 1 to 64" "$WORK/out" || fail "unclear --reps error: $(cat "$WORK/out")"
+grep -q -- "--reps: '65' is not a whole number from 1 to 64" "$WORK/out" || fail "unclear --reps error: $(cat "$WORK/out")"
 
 # --check-cpu: two ranks sharing one CPU each run about half the time, in
 # pauses of a scheduler slice; alone on their cores they run nearly always.
