@@ -9,8 +9,6 @@
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 need mpirun
 prog=$(build_prog fault-loop.c)
-pre=$PRELOAD
-[ -z "${PHANTOM_PRELOAD_EXTRA:-}" ] || pre="$PHANTOM_PRELOAD_EXTRA:$PRELOAD"
 NP=3
 
 mpirun_n $NP "$prog" -n 20000 -x 0 > "$WORK/bare.out" 2> "$WORK/bare.err" || fail "bare run failed"
@@ -19,7 +17,7 @@ grep -q "^fault-loop: $NP ranks, 20000 iterations" "$WORK/bare.out" || fail "bar
 check_case() { # name trace-dir expected-reason
   name=$1 dir=$2 reason=$3
   rc=0
-  OMPI_MCA_mca_base_env_list="LD_PRELOAD=$pre;PHANTOM_TRACE_DIR=$dir;PHANTOM_LOG=1" \
+  OMPI_MCA_mca_base_env_list="LD_PRELOAD=$PRELOAD_LIST;PHANTOM_TRACE_DIR=$dir;PHANTOM_LOG=1" \
     mpirun_n $NP "$prog" -n 20000 -x 0 > "$WORK/$name.out" 2> "$WORK/$name.err" || rc=$?
   [ $rc -eq 0 ] || fail "$name: the job exited $rc, the bare run 0: $(cat "$WORK/$name.err")"
   cmp -s "$WORK/bare.out" "$WORK/$name.out" ||

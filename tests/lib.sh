@@ -23,6 +23,9 @@ if [ -n "${PHANTOM_ASAN_RUNTIME:-}" ]; then
   export PHANTOM_PRELOAD_EXTRA="$PHANTOM_ASAN_RUNTIME"
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
 fi
+# LD_PRELOAD for a job recorded by hand, as a production job is (no phantom record)
+PRELOAD_LIST=$PRELOAD
+[ -z "${PHANTOM_PRELOAD_EXTRA:-}" ] || PRELOAD_LIST="$PHANTOM_PRELOAD_EXTRA:$PRELOAD"
 
 mpirun_n() { n=$1; shift; timeout "${PHANTOM_TEST_TIMEOUT:-300}" mpirun --oversubscribe -np "$n" "$@"; }
 

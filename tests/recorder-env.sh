@@ -11,8 +11,6 @@
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 need mpirun
 prog=$(build_prog fault-loop.c)
-pre=$PRELOAD
-[ -z "${PHANTOM_PRELOAD_EXTRA:-}" ] || pre="$PHANTOM_PRELOAD_EXTRA:$PRELOAD"
 NP=2
 
 mpirun_n $NP "$prog" -n 2000 -x 3 > "$WORK/bare.out" 2> "$WORK/bare.err" && fail "bare run: exit 0, want 3"
@@ -23,7 +21,7 @@ run() {
   name=$1 env=$2 want_trace=$3 want_log=$4 warn=${5:-}
   dir=$WORK/$name.trace
   rc=0
-  OMPI_MCA_mca_base_env_list="LD_PRELOAD=$pre;PHANTOM_TRACE_DIR=$dir;$env" \
+  OMPI_MCA_mca_base_env_list="LD_PRELOAD=$PRELOAD_LIST;PHANTOM_TRACE_DIR=$dir;$env" \
     mpirun_n $NP "$prog" -n 2000 -x 3 > "$WORK/$name.out" 2> "$WORK/$name.err" || rc=$?
   [ $rc -eq 3 ] || fail "$name ($env): the job exited $rc, the bare run 3: $(cat "$WORK/$name.err")"
   cmp -s "$WORK/bare.out" "$WORK/$name.out" || fail "$name ($env): stdout differs from the bare run"
