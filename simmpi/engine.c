@@ -1285,6 +1285,10 @@ static void resume_woken(sim *s)
     s->nwoken = 0;
 }
 
+/* Below this many ranks what an event touches stays cached, and finding the
+ * next event's rank to ask for it is only work. */
+#define PREFETCH_FROM 256
+
 /* Past a few hundred ranks the state an event touches is not in the caches;
  * the event now at the heap's top will very likely be the next one handled,
  * so ask for its rank (first two lines: clock, NICs, wait state) and its
@@ -1311,6 +1315,7 @@ static void run_loop(sim *s)
 {
     for (uint32_t i = 0; i < s->n; i++)
         queue_rank(s, i);
+    int ahead = s->n >= PREFETCH_FROM;
     for (const hev *top; !s->failed;) {
         evqueue *q = next_queue(s, &top);
         if (!q)
@@ -1327,7 +1332,8 @@ static void run_loop(sim *s)
                      (unsigned long long)(evq_n(&s->rheap) + evq_n(&s->mheap)));
             break;
         }
-        prefetch_next(s);
+        if (ahead)
+            prefetch_next(s);
         s->res->heap_events++;
         switch (ev_type(&e)) {
         case EV_RESUME: rank_run(s, ev_rank(&e)); break;
