@@ -1274,21 +1274,32 @@ static int load_tables_from_meta(ph_trace *t, ph_err *err)
         const char *g = json_string_value(json_object_get(v, "gid"));
         size_t n = json_array_size(m), rn = json_array_size(rm);
         int32_t *a = malloc((n + 1) * sizeof *a), *b = malloc((rn + 1) * sizeof *b);
-        int bad = !a || !b || !g || n == 0 || n > t->nranks || rn > t->nranks ||
-                  (uint64_t)json_integer_value(json_object_get(v, "id")) != t->ncomms;
-        for (size_t k = 0; !bad && k < n + rn; k++) { /* world ranks, like the stream's */
+        char why[96] = "";
+        if (!a || !b)
+            snprintf(why, sizeof why, "out of memory");
+        else if (!g)
+            snprintf(why, sizeof why, "no \"gid\"");
+        else if (n == 0)
+            snprintf(why, sizeof why, "no \"members\"");
+        else if (n > t->nranks || rn > t->nranks)
+            snprintf(why, sizeof why, "%zu members, the trace has %u ranks", n > rn ? n : rn, t->nranks);
+        else if ((uint64_t)json_integer_value(json_object_get(v, "id")) != t->ncomms)
+            snprintf(why, sizeof why, "\"id\" is not %u", t->ncomms);
+        for (size_t k = 0; !*why && k < n + rn; k++) { /* world ranks, like the stream's */
             json_t *x = json_array_get(k < n ? m : rm, k < n ? k : k - n);
-            bad = !json_is_integer(x) || json_integer_value(x) < 0 ||
-                  json_integer_value(x) >= (json_int_t)t->nranks;
-            if (!bad)
+            if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) >= (json_int_t)t->nranks)
+                snprintf(why, sizeof why, "%s %zu is not a rank below %u", k < n ? "member" : "remote member",
+                         k < n ? k : k - n, t->nranks);
+            else
                 (k < n ? a : b)[k < n ? k : k - n] = (int32_t)json_integer_value(x);
         }
-        if (!bad)
-            bad = add_comm(t, strtoull(g, NULL, 16), (uint32_t)n, a, (uint32_t)rn, b) < 0;
+        int rc = *why ? 0 : add_comm(t, strtoull(g, NULL, 16), (uint32_t)n, a, (uint32_t)rn, b);
+        if (rc < 0)
+            snprintf(why, sizeof why, rc == -2 ? "a rank is listed twice" : "out of memory");
         free(a);
         free(b);
-        if (bad) {
-            ph_err_set(err, "%s/meta.json: communicator table entry %zu is malformed", t->dir, i);
+        if (*why) {
+            ph_err_set(err, "%s/meta.json: communicator table entry %zu is malformed: %s", t->dir, i, why);
             return -1;
         }
     }

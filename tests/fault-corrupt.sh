@@ -115,7 +115,12 @@ refused() {
 # A communicator table that lists a rank twice is corrupt, not a group: the
 # simulator takes each member's place to be unique.  One line naming meta.json.
 edit_meta twice 'd["comms"][0]["members"] = [1, 1]'
-refused twice "twice/meta.json: communicator table entry 0 is malformed$" "a rank listed twice"
+refused twice "twice/meta.json: communicator table entry 0 is malformed: a rank is listed twice$" "a rank listed twice"
+# and says what is wrong with it
+edit_meta member 'd["comms"][0]["members"][1] = 7'
+refused member "member/meta.json: communicator table entry 0 is malformed: member 1 is not a rank below 2$" "member 7"
+edit_meta many 'd["comms"][0]["members"] = [0, 1, 0]'
+refused many "many/meta.json: communicator table entry 0 is malformed: 3 members, the trace has 2 ranks$" "3 members"
 
 # The recorder's part of each gap (clock.probe_gap_ns) is taken off every
 # computation unit: a value that is not a time in ns is refused, one line.
