@@ -335,28 +335,69 @@ static int check_identity(json_t *doc, const cl_identity *id, const char *path, 
     return -1;
 }
 
+/* The per-group table agrees with the per-rank ones: ngroups entries, each
+ * rank's representative is its group's, and in that group.  (phantom run
+ * reads each group's iterations from it by the rank's group.) */
+static int check_groups(json_t *doc, uint32_t ng, uint32_t nranks, const uint32_t *group_of,
+                        const uint32_t *rep_of, const char *path, ph_err *err)
+{
+    json_t *groups = json_object_get(doc, "groups");
+    if (!json_is_array(groups) || json_array_size(groups) != ng) {
+        ph_err_set(err, "%s: \"groups\" is not an array of %u groups (\"ngroups\")", path, ng);
+        return -1;
+    }
+    for (uint32_t r = 0; r < nranks; r++) {
+        uint32_t g = group_of[r], rep = rep_of[r];
+        json_t *gr = json_object_get(json_array_get(groups, g), "representative");
+        if (!json_is_integer(gr)) {
+            ph_err_set(err, "%s: \"groups\"[%u] has no \"representative\"", path, g);
+            return -1;
+        }
+        if (json_integer_value(gr) != (json_int_t)rep) {
+            ph_err_set(err, "%s: rank %u: \"rank_representative\" says %u, \"groups\"[%u] says %lld", path, r,
+                       rep, g, (long long)json_integer_value(gr));
+            return -1;
+        }
+        if (group_of[rep] != g) {
+            ph_err_set(err, "%s: rank %u: its representative %u is in group %u, not in its group %u", path, r,
+                       rep, group_of[rep], g);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int cl_plan_check(const char *path, const cl_identity *id, uint32_t *group_of, uint32_t *rep_of,
                   ph_err *err)
 {
     json_t *doc = ph_json_load(path, err);
-    int rc = -1;
     if (!doc)
         return -1;
+    int rc = -1;
+    size_t nr = id->nranks ? id->nranks : 1;
+    uint32_t *g = group_of ? group_of : malloc(nr * sizeof *g), *rep = rep_of ? rep_of : malloc(nr * sizeof *rep);
     const char *fmt = json_string_value(json_object_get(doc, "format"));
     const char *ver = json_string_value(json_object_get(doc, "version"));
     json_int_t ng = json_integer_value(json_object_get(doc, "ngroups"));
-    if (!fmt || strcmp(fmt, FORMAT) != 0)
+    if (!g || !rep)
+        ph_err_set(err, "%s: out of memory", path);
+    else if (!fmt || strcmp(fmt, FORMAT) != 0)
         ph_err_set(err, "%s: not a groups file (format \"%s\", expected \"%s\")", path,
                    fmt ? fmt : "(none)", FORMAT);
     else if (!ver || strtol(ver, NULL, 10) != strtol(VERSION, NULL, 10))
         ph_err_set(err, "%s: groups format version %s, this phantom reads %ld.x", path,
                    ver ? ver : "(none)", strtol(VERSION, NULL, 10));
-    else if (check_identity(doc, id, path, err) == 0 && ng > 0 &&
-             read_array(doc, "rank_group", id->nranks, (uint32_t)ng, group_of, path, err) == 0 &&
-             read_array(doc, "rank_representative", id->nranks, id->nranks, rep_of, path, err) == 0)
-        rc = 0;
-    else if (ng <= 0)
-        ph_err_set(err, "%s: no \"ngroups\"", path);
+    else if (check_identity(doc, id, path, err) < 0)
+        ;
+    else if (ng <= 0 || ng > (json_int_t)id->nranks)
+        ph_err_set(err, "%s: \"ngroups\" is not a number from 1 to %u", path, id->nranks);
+    else if (read_array(doc, "rank_group", id->nranks, (uint32_t)ng, g, path, err) == 0 &&
+             read_array(doc, "rank_representative", id->nranks, id->nranks, rep, path, err) == 0)
+        rc = check_groups(doc, (uint32_t)ng, id->nranks, g, rep, path, err);
+    if (g != group_of)
+        free(g);
+    if (rep != rep_of)
+        free(rep);
     json_decref(doc);
     return rc;
 }

@@ -44,6 +44,17 @@ expect 1 "groups format version 7.1" "$WORK/a" --check "$WORK/g7.json"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["rank_group"][5]=99; json.dump(d,open(sys.argv[2],"w"))' \
   "$WORK/a/groups.json" "$WORK/bad.json"
 expect 1 '"rank_group"\[5\] is not a number below 2' "$WORK/a" --check "$WORK/bad.json"
+# the per-group table must agree with the per-rank ones
+edit_groups() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); exec(sys.argv[3]); json.dump(d,open(sys.argv[2],"w"))' \
+  "$WORK/a/groups.json" "$WORK/bad.json" "$1"; }
+edit_groups 'd["groups"][1]["representative"] = 99'
+expect 1 "bad.json: rank [0-9]*: \"rank_representative\" says [0-9]*, \"groups\"\[1\] says 99" "$WORK/a" --check "$WORK/bad.json"
+edit_groups 'd["groups"].pop()'
+expect 1 'bad.json: "groups" is not an array of 2 groups' "$WORK/a" --check "$WORK/bad.json"
+edit_groups 'd["ngroups"] = 17'
+expect 1 'bad.json: "ngroups" is not a number from 1 to 16' "$WORK/a" --check "$WORK/bad.json"
+edit_groups 'r = d["rank_group"].index(1); d["rank_representative"] = [r] * len(d["rank_group"]); d["groups"][0]["representative"] = r'
+expect 1 "bad.json: rank [0-9]*: its representative [0-9]* is in group 1, not in its group 0" "$WORK/a" --check "$WORK/bad.json"
 printf '{"format": "phantom-groups", ' > "$WORK/trunc.json"
 expect 1 "trunc.json: line 1: not JSON: " "$WORK/a" --check "$WORK/trunc.json"
 expect 1 "nothere.json: cannot open: No such file or directory" "$WORK/a" --check "$WORK/nothere.json"
