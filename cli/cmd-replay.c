@@ -594,6 +594,21 @@ static int run_command(char **cmd, uint32_t timeout)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* A run that exited 0 but where a rank left no times file: the program never
+ * reached MPI_Init under the replayer (not an MPI program, or one that
+ * exits first).  Said plainly, not as the file the result cannot open. */
+static int missing_times(const job *j, uint32_t run, const char *which)
+{
+    for (uint32_t p = 0; p < j->nprocs; p++) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/rank-%06u.times", j->run_dirs[run], j->ranks[p]);
+        if (access(path, F_OK) != 0)
+            return cli_error("replay", "the replay%s exited 0, but rank %u replayed nothing: %s never called "
+                             "MPI_Init under the replayer", which, j->ranks[p], j->o->prog[0]);
+    }
+    return CLI_OK;
+}
+
 static int run_all(job *j)
 {
     for (uint32_t i = 0; i < j->o->repeat; i++) {
@@ -613,6 +628,8 @@ static int run_all(job *j)
             return cli_error("replay", "the replay%s exited with status %d%s", which, st,
                              j->o->timeout && st == 128 + SIGTERM ? ": stopped by --timeout" : "");
         if (st < 0)
+            return CLI_ERR;
+        if (missing_times(j, i, which) != CLI_OK)
             return CLI_ERR;
     }
     return CLI_OK;
@@ -699,6 +716,22 @@ static char *command_line(char **v)
     return s;
 }
 
+/* A result that could not be made: gone if it was new; else without the
+ * ranks this replay added, so that the earlier replays' result still reads
+ * as it did and the replay can be run again. */
+static void undo_result(const job *j, const char *dir, const json_t *prior)
+{
+    if (!prior) {
+        rm_tree(dir);
+        return;
+    }
+    for (uint32_t p = 0; p < j->nprocs; p++) {
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/rank-%06u.evt", dir, j->ranks[p]);
+        unlink(path);
+    }
+}
+
 static int combine(job *j, rep_rank_result *res)
 {
     ph_err err;
@@ -710,13 +743,18 @@ static int combine(job *j, rep_rank_result *res)
     int rc = !med || (j->o->repeat > 1 && !min) ? -1 : 0;
     for (uint32_t p = 0; rc == 0 && p < j->nprocs; p++)
         rc = rep_result_rank(j->t, j->ranks[p], j->run_dirs, (int)j->o->repeat, med, min, &res[p], &err);
-    ph_err e2;
-    if (med && ph_writer_close(med, rc ? &e2 : &err) < 0)
+    if (rc < 0) { /* no meta.json: a result replayed before keeps its own */
+        ph_writer_abort(med);
+        ph_writer_abort(min);
+    } else if (ph_writer_close(med, &err) < 0 || (min && ph_writer_close(min, &err) < 0)) {
         rc = -1;
-    if (min && ph_writer_close(min, rc ? &e2 : &err) < 0)
-        rc = -1;
-    if (rc < 0)
+    }
+    if (rc < 0) {
+        undo_result(j, j->out, j->prior[0]);
+        if (j->o->repeat > 1)
+            undo_result(j, j->out_min, j->prior[1]);
         return cli_error("replay", "%s", err.msg);
+    }
     rc = finish_meta(j, j->out, j->o->repeat > 1 ? "median" : "single run", res, j->prior[0]);
     if (rc == CLI_OK && min)
         rc = finish_meta(j, j->out_min, "minimum", res, j->prior[1]);

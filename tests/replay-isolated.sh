@@ -94,4 +94,30 @@ if (med['repeat'], med['statistic'], mn['statistic'], len(runs)) != (3, 'median'
 if not (r['computation_min_ns'] <= r['computation_ns'] and r['computation_min_ns'] <= min(runs)):
     sys.exit(f"minimum {r['computation_min_ns']} above the median {r['computation_ns']} or a run {runs}")
 PY
+# A replay whose result cannot be made leaves the earlier replays' result as
+# it was (a launcher that spoils the run's times files stands in for a disk
+# that filled), and the same replay can then be run again.
+cat > "$WORK/spoil.sh" <<SPOIL
+mpirun "\$@"; rc=\$?
+for f in "$WORK/st.trace/replay/.alone.runs"/run-*/rank-*.times; do truncate -s 10 "\$f"; done
+exit \$rc
+SPOIL
+"$PHANTOM" replay "$WORK/st.trace" --ranks 1 --isolated --name alone --launcher "sh $WORK/spoil.sh" -- "$prog" 64 25 \
+  > "$WORK/st.rep" 2> "$WORK/st.err" && fail "a replay with spoiled times files succeeded"
+grep -q "^phantom replay: .*rank-000001.times" "$WORK/st.err" || fail "spoiled times: $(cat "$WORK/st.err")"
+[ ! -e "$WORK/st.trace/replay/alone/rank-000001.evt" ] || fail "the failed replay left rank 1's vector behind"
+replayed_ranks() {
+  python3 -c 'import json, sys; print(*[p["rank"] for x in json.load(open(sys.argv[1]))["replay"]["replays"] for p in x["per_rank"]])' \
+    "$WORK/st.trace/replay/alone/meta.json"
+}
+[ "$(replayed_ranks)" = 0 ] || fail "the failed replay changed the earlier result: ranks $(replayed_ranks)"
+"$PHANTOM" replay "$WORK/st.trace" --ranks 1 --isolated --name alone -- "$prog" 64 25 > "$WORK/st.rep" 2>&1 ||
+  { cat "$WORK/st.rep"; fail "replaying rank 1 again after the failed replay"; }
+[ "$(replayed_ranks)" = "0 1" ] || fail "after the second try, the result holds ranks $(replayed_ranks)"
+# A program that never reaches MPI_Init under the replayer: said so, and no result.
+"$PHANTOM" replay "$WORK/st.trace" --ranks 0 --isolated --name none -- /bin/true > /dev/null 2> "$WORK/st.err" &&
+  fail "a replay of /bin/true succeeded"
+[ "$(wc -l < "$WORK/st.err")" = 1 ] && grep -q "rank 0 replayed nothing: /bin/true never called MPI_Init" "$WORK/st.err" ||
+  fail "replay of /bin/true: $(cat "$WORK/st.err")"
+[ ! -e "$WORK/st.trace/replay/none" ] || fail "the replay of /bin/true left a result directory"
 echo "replay-isolated: every rank of 8 programs replayed alone prints the recorded checksums"
