@@ -1282,7 +1282,8 @@ static int load_tables_from_meta(ph_trace *t, ph_err *err)
         else if (n == 0)
             snprintf(why, sizeof why, "no \"members\"");
         else if (n > t->nranks || rn > t->nranks)
-            snprintf(why, sizeof why, "%zu members, the trace has %u ranks", n > rn ? n : rn, t->nranks);
+            snprintf(why, sizeof why, "%zu %smembers, the trace has %u ranks", n > t->nranks ? n : rn,
+                     n > t->nranks ? "" : "remote ", t->nranks);
         else if ((uint64_t)json_integer_value(json_object_get(v, "id")) != t->ncomms)
             snprintf(why, sizeof why, "\"id\" is not %u", t->ncomms);
         for (size_t k = 0; !*why && k < n + rn; k++) { /* world ranks, like the stream's */
