@@ -1,4 +1,5 @@
 /* ph_util.c - errors, file headers and small helpers of the trace format. */
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
@@ -212,16 +213,20 @@ int ph_parse_ranks(const char *spec, uint32_t n, uint8_t *bitmap, ph_err *err)
     }
     while (*p) {
         char *end;
-        unsigned long lo = strtoul(p, &end, 10), hi = lo;
-        if (end == p) {
+        if (!isdigit((unsigned char)*p)) { /* strtoul alone takes " 3", and "-3" as 2^64 - 3 */
             ph_err_set(err, "bad rank list '%s': expected a number at '%s'", spec, p);
             return -1;
         }
+        unsigned long lo = strtoul(p, &end, 10), hi = lo;
         p = end;
         if (*p == '-') {
-            hi = strtoul(++p, &end, 10);
-            if (end == p || hi < lo) {
-                ph_err_set(err, "bad rank list '%s': bad range", spec);
+            if (!isdigit((unsigned char)*++p)) {
+                ph_err_set(err, "bad rank list '%s': expected a number after '%lu-'", spec, lo);
+                return -1;
+            }
+            hi = strtoul(p, &end, 10);
+            if (hi < lo) {
+                ph_err_set(err, "bad rank list '%s': the range %lu-%lu runs backwards", spec, lo, hi);
                 return -1;
             }
             p = end;

@@ -67,6 +67,21 @@ want = [(e['t_entry'] - t0) / 1e3 for e in ev]
 if len(got) != len(want) or any(abs(a - b) > 1e-3 for a, b in zip(got, want)) or want[-1] <= 0:
     sys.exit(f'text {got}, JSON {want}')
 PY
+# rank lists: each mistake named (3 ranks)
+while IFS='|' read -r spec want; do
+  "$PHANTOM" stats "$WORK/ring.trace" --ranks "$spec" > /dev/null 2> "$WORK/err" && fail "stats --ranks '$spec' accepted"
+  grep -qF -- "$want" "$WORK/err" && [ "$(wc -l < "$WORK/err")" -eq 1 ] ||
+    fail "stats --ranks '$spec': want one line with \"$want\", got: $(cat "$WORK/err")"
+done <<'EOF_RANKS'
+2-1|the range 2-1 runs backwards
+1-|expected a number after '1-'
+-1|expected a number at '-1'
+ 1|expected a number at ' 1'
+0,,2|expected a number at ',2'
+0-3|rank 3 is out of range (the job has 3 ranks)
+0;1|unexpected ';'
+EOF_RANKS
+"$PHANTOM" stats "$WORK/ring.trace" --ranks 0,2 | grep -q "^2 " || fail "stats --ranks 0,2: no line for rank 2"
 # stats past 16 ranks: their spread, not a line each.  synth wildcard: rank r
 # computes r x 5 us; ranks 1-19 make 3 calls (1 us each) and send 100 B to
 # rank 0, which makes 40 (Init, 19 Irecv, 19 Waitany, Finalize).
