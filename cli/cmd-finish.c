@@ -150,29 +150,18 @@ static uint64_t trace_bytes(const char *dir)
     return total;
 }
 
-/* Temp file and rename: a reader never sees half a meta.json. */
+/* Temp file and rename (ph_json_save): a reader never sees half a meta.json. */
 static int write_meta(const char *verb, const char *dir, json_t *meta)
 {
-    size_t n = strlen(dir) + 64;
-    char *path = malloc(n), *tmp = malloc(n);
-    int rc = CLI_OK;
-    if (!path || !tmp) {
-        rc = cli_error(verb, "out of memory");
-        goto out;
-    }
-    snprintf(path, n, "%s/meta.json", dir);
-    snprintf(tmp, n, "%s/.meta.json.%ld.tmp", dir, (long)getpid());
+    char *path = NULL;
+    if (asprintf(&path, "%s/meta.json", dir) < 0)
+        return cli_error(verb, "out of memory");
+    ph_err err;
     /* 10 digits: the recorder's clock.probe_gap_ns (10.7) reads as written */
-    if (json_dump_file(meta, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) != 0) {
-        rc = cli_error(verb, "%s: cannot write: %s", tmp, strerror(errno));
-        unlink(tmp);
-    } else if (rename(tmp, path) != 0) {
-        rc = cli_error(verb, "%s: cannot replace: %s", path, strerror(errno));
-        unlink(tmp);
-    }
-out:
+    int rc = ph_json_save(meta, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10), &err) < 0
+                 ? cli_error(verb, "%s", err.msg)
+                 : CLI_OK;
     free(path);
-    free(tmp);
     return rc;
 }
 

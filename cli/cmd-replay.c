@@ -674,19 +674,17 @@ static json_t *rank_json(const job *j, uint32_t p, const rep_rank_result *r)
                      "loop", loop, "runs", runs);
 }
 
-/* meta.json of a result: what ph_writer wrote, plus where it comes from. */
-static int finish_meta(job *j, const char *dir, const char *stat, const rep_rank_result *res,
-                       json_t *prior)
+/* What a result's meta.json holds beyond ph_writer's: where it comes from
+ * and the replays in it, this one last; written by the writer's close, so
+ * that the result's earlier meta.json stays whole until all of it is. */
+static void replay_meta(job *j, ph_writer *w, const char *stat, const rep_rank_result *res,
+                        json_t *prior)
 {
-    char path[PATH_MAX + 32], host[256] = "?", date[32] = "";
+    char host[256] = "?", date[32] = "";
     gethostname(host, sizeof host - 1);
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    snprintf(path, sizeof path, "%s/meta.json", dir);
-    ph_err err;
-    json_t *m = ph_json_load(path, &err), *ranks = json_array();
-    if (!m)
-        return cli_error("replay", "%s", err.msg);
+    json_t *ranks = json_array();
     for (uint32_t p = 0; p < j->nprocs; p++)
         json_array_append_new(ranks, rank_json(j, p, &res[p]));
     json_t *it = j->iter_replayed >= 0 ? json_pack("{s:I, s:I}", "replayed", (json_int_t)j->iter_replayed,
@@ -697,11 +695,8 @@ static int finish_meta(job *j, const char *dir, const char *stat, const rep_rank
                                              "mode", j->o->isolated ? "isolated" : "subgroup", "date",
                                              date, "repeat", (json_int_t)j->o->repeat, "statistic",
                                              stat, "iterations", it, "per_rank", ranks));
-    json_object_set_new(m, "host", json_string(host));
-    json_object_set_new(m, "replay", json_pack("{s:s, s:o}", "trace", j->trace_abs, "replays", replays));
-    int rc = json_dump_file(m, path, JSON_INDENT(2));
-    json_decref(m);
-    return rc ? cli_error("replay", "%s: cannot write: %s", path, strerror(errno)) : CLI_OK;
+    ph_writer_meta(w, "host", json_string(host));
+    ph_writer_meta(w, "replay", json_pack("{s:s, s:o}", "trace", j->trace_abs, "replays", replays));
 }
 
 static char *command_line(char **v)
@@ -717,9 +712,10 @@ static char *command_line(char **v)
 }
 
 /* A result that could not be made: gone if it was new; else without the
- * ranks this replay added, so that the earlier replays' result still reads
- * as it did and the replay can be run again. */
-static void undo_result(const job *j, const char *dir, const json_t *prior)
+ * ranks this replay added, and with its meta.json as before (old: what it
+ * was, where this replay's had replaced it already), so that the earlier
+ * replays' result still reads as it did and the replay can be run again. */
+static void undo_result(const job *j, const char *dir, const json_t *prior, json_t *old)
 {
     if (!prior) {
         rm_tree(dir);
@@ -730,8 +726,16 @@ static void undo_result(const job *j, const char *dir, const json_t *prior)
         snprintf(path, sizeof path, "%s/rank-%06u.evt", dir, j->ranks[p]);
         unlink(path);
     }
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    ph_err err;
+    if (old && ph_json_save(old, path, JSON_INDENT(2), &err) < 0)
+        cli_error("replay", "%s", err.msg);
 }
 
+/* Each result's meta.json is replaced last, by its writer's close: the
+ * median's first, so that when the minimum's then fails the median's is
+ * put back as it was (old_med). */
 static int combine(job *j, rep_rank_result *res)
 {
     ph_err err;
@@ -743,22 +747,35 @@ static int combine(job *j, rep_rank_result *res)
     int rc = !med || (j->o->repeat > 1 && !min) ? -1 : 0;
     for (uint32_t p = 0; rc == 0 && p < j->nprocs; p++)
         rc = rep_result_rank(j->t, j->ranks[p], j->run_dirs, (int)j->o->repeat, med, min, &res[p], &err);
-    if (rc < 0) { /* no meta.json: a result replayed before keeps its own */
+    json_t *old_med = NULL;
+    if (rc == 0) {
+        replay_meta(j, med, min ? "median" : "single run", res, j->prior[0]);
+        if (min)
+            replay_meta(j, min, "minimum", res, j->prior[1]);
+        if (min && j->prior[0]) {
+            char path[PATH_MAX + 32];
+            snprintf(path, sizeof path, "%s/meta.json", j->out);
+            old_med = json_load_file(path, 0, NULL);
+        }
+    }
+    int med_done = 0;
+    if (rc < 0) {
         ph_writer_abort(med);
         ph_writer_abort(min);
-    } else if (ph_writer_close(med, &err) < 0 || (min && ph_writer_close(min, &err) < 0)) {
+    } else if (ph_writer_close(med, &err) < 0) {
+        ph_writer_abort(min);
         rc = -1;
+    } else {
+        med_done = 1;
+        rc = min ? ph_writer_close(min, &err) : 0;
     }
     if (rc < 0) {
-        undo_result(j, j->out, j->prior[0]);
+        undo_result(j, j->out, j->prior[0], med_done ? old_med : NULL);
         if (j->o->repeat > 1)
-            undo_result(j, j->out_min, j->prior[1]);
-        return cli_error("replay", "%s", err.msg);
+            undo_result(j, j->out_min, j->prior[1], NULL);
     }
-    rc = finish_meta(j, j->out, j->o->repeat > 1 ? "median" : "single run", res, j->prior[0]);
-    if (rc == CLI_OK && min)
-        rc = finish_meta(j, j->out_min, "minimum", res, j->prior[1]);
-    return rc;
+    json_decref(old_med);
+    return rc < 0 ? cli_error("replay", "%s", err.msg) : CLI_OK;
 }
 
 static double ms(uint64_t ns) { return (double)ns / 1e6; }

@@ -486,12 +486,11 @@ static int write_study(const study *s, json_t *predictions, json_t *skipped)
         json_object_set(doc, "predictions", predictions);
     if (doc && skipped)
         json_object_set(doc, "skipped", skipped);
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.tmp", s->json);
-    int rc = doc && json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 &&
-                     rename(tmp, s->json) == 0
-                 ? CLI_OK
-                 : cli_error("run", "%s: cannot write: %s", s->json, strerror(errno));
+    ph_err err;
+    int rc = !doc ? cli_error("run", "%s: cannot write: out of memory", s->json)
+             : ph_json_save(doc, s->json, JSON_INDENT(2) | JSON_PRESERVE_ORDER, &err) < 0
+                 ? cli_error("run", "%s", err.msg)
+                 : CLI_OK;
     json_decref(doc);
     return rc;
 }

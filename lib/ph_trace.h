@@ -67,6 +67,9 @@ void ph_err_set(ph_err *err, const char *fmt, ...) __attribute__((format(printf,
  * to "PATH: cannot open: REASON" or "PATH: line N: not JSON: WHAT".  (The
  * struct is jansson's json_t; callers that use it include <jansson.h>.) */
 struct json_t *ph_json_load(const char *path, ph_err *err);
+/* Writes doc (json_dump_file's flags) to PATH.PID.tmp, then renames it to
+ * path: -1 with "PATH: cannot write: REASON", the old file left whole. */
+int ph_json_save(struct json_t *doc, const char *path, size_t flags, ph_err *err);
 
 /* For a simulation of nranks ranks, from PH_HUGE_HEAP_RANKS on: reserves
  * PH_HEAP_PER_RANK a rank of malloc's heap at once (address space: memory
@@ -304,7 +307,11 @@ int ph_rank_write(ph_rank_writer *r, const ph_event *ev, ph_err *err);
 int ph_rank_writer_note(ph_rank_writer *r, const char *note, ph_err *err);
 /* complete: end the stream with END, as after MPI_Finalize */
 int ph_rank_writer_close(ph_rank_writer *r, int complete, ph_err *err);
-/* Writes meta.json with the tables; frees w (close every rank writer first). */
+/* A top-level key of meta.json beyond the format's own (a replay result's
+ * "replay"): value is taken over, written by close. */
+void ph_writer_meta(ph_writer *w, const char *key, struct json_t *value);
+/* Writes meta.json with the tables (in one rename: an earlier meta.json
+ * stays whole until it succeeds); frees w (close every rank writer first). */
 int ph_writer_close(ph_writer *w, ph_err *err);
 void ph_writer_abort(ph_writer *w);
 

@@ -48,6 +48,26 @@ json_t *ph_json_load(const char *path, ph_err *err)
     return j;
 }
 
+int ph_json_save(json_t *doc, const char *path, size_t flags, ph_err *err)
+{
+    /* Beside it, then renamed over it: a full disk or a crash leaves the
+     * old file whole (a replay result's meta.json lists earlier replays). */
+    char *tmp = NULL;
+    if (asprintf(&tmp, "%s.%ld.tmp", path, (long)getpid()) < 0) {
+        ph_err_set(err, "%s: cannot write: out of memory", path);
+        return -1;
+    }
+    int rc = json_dump_file(doc, tmp, flags);
+    if (rc != 0)
+        ph_err_set(err, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
+    else if ((rc = rename(tmp, path)) != 0)
+        ph_err_set(err, "%s: cannot replace: %s", path, strerror(errno));
+    if (rc != 0)
+        unlink(tmp);
+    free(tmp);
+    return rc ? -1 : 0;
+}
+
 /* ---- memory ------------------------------------------------------------- */
 
 #define MALLOC_TOP_PAD (128 << 10) /* glibc's default M_TOP_PAD (mallopt(3)) */

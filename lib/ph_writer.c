@@ -515,9 +515,12 @@ int ph_writer_close(ph_writer *w, ph_err *err)
     json_object_set_new(w->meta, "events", json_integer((json_int_t)atomic_load(&w->events)));
     char path[4200];
     snprintf(path, sizeof path, "%s/meta.json", w->dir);
-    int rc = json_dump_file(w->meta, path, JSON_INDENT(2));
-    if (rc != 0)
-        ph_err_set(err, "%s: cannot write: %s", path, strerror(errno));
+    int rc = ph_json_save(w->meta, path, JSON_INDENT(2), err);
     ph_writer_abort(w);
-    return rc ? -1 : 0;
+    return rc;
+}
+
+void ph_writer_meta(ph_writer *w, const char *key, json_t *value)
+{
+    json_object_set_new(w->meta, key, value);
 }

@@ -111,6 +111,22 @@ replayed_ranks() {
     "$WORK/st.trace/replay/alone/meta.json"
 }
 [ "$(replayed_ranks)" = 0 ] || fail "the failed replay changed the earlier result: ranks $(replayed_ranks)"
+# A file-size limit just under the result's meta.json (SIGXFSZ ignored, so a
+# write fails with EFBIG, as on a full disk) lets the rank's file be written
+# but not the new meta.json: the old one stays as it was, byte for byte.
+# The launcher lifts the limit for the replayed job.
+cp "$WORK/st.trace/replay/alone/meta.json" "$WORK/meta.before"
+blocks=$(( $(wc -c < "$WORK/meta.before") / 512 - 1 ))
+printf 'ulimit -S -f unlimited\nexec mpirun "$@"\n' > "$WORK/unlimited.sh"
+sh -c 'trap "" XFSZ; ulimit -S -f "$1"; shift; exec "$@"' sh $blocks \
+  "$PHANTOM" replay "$WORK/st.trace" --ranks 1 --isolated --name alone --launcher "sh $WORK/unlimited.sh" \
+  -- "$prog" 64 25 > "$WORK/st.rep" 2> "$WORK/st.err" && fail "a replay whose meta.json could not be written succeeded"
+[ "$(wc -l < "$WORK/st.err")" = 1 ] && grep -q "^phantom replay: .*/alone/meta.json: cannot write: File too large" "$WORK/st.err" ||
+  fail "meta.json not written: $(cat "$WORK/st.err")"
+cmp -s "$WORK/meta.before" "$WORK/st.trace/replay/alone/meta.json" ||
+  fail "a replay that could not write meta.json changed the earlier one"
+[ ! -e "$WORK/st.trace/replay/alone/rank-000001.evt" ] || fail "the replay that could not write meta.json left rank 1's vector"
+ls "$WORK/st.trace/replay/alone" | grep -q tmp && fail "a temporary meta.json was left behind"
 "$PHANTOM" replay "$WORK/st.trace" --ranks 1 --isolated --name alone -- "$prog" 64 25 > "$WORK/st.rep" 2>&1 ||
   { cat "$WORK/st.rep"; fail "replaying rank 1 again after the failed replay"; }
 [ "$(replayed_ranks)" = "0 1" ] || fail "after the second try, the result holds ranks $(replayed_ranks)"
