@@ -60,8 +60,7 @@ static void generate(data *g)
         g->part[r] = cl_mix(0, (uint64_t)lu_class(r % g->side, r / g->side, g->side));
         g->vec[r] = malloc(g->d * sizeof(float));
         for (uint32_t k = 0; k < g->d; k++) {
-            s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
-            double u = (double)((s * 0x2545F4914F6CDD1Dull) >> 11) / 4503599627370496.0 - 1.0;
+            double u = 2 * cl_uniform(&s) - 1.0;
             g->vec[r][k] = (float)((20000 + 1500 * ((k * 7) % 11)) * f * (1 + 0.02 * u));
         }
     }

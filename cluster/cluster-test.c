@@ -23,11 +23,7 @@ static int failures;
     } while (0)
 
 static uint64_t rng = 42;
-static double unif(void) /* [0, 1) */
-{
-    rng ^= rng >> 12, rng ^= rng << 25, rng ^= rng >> 27;
-    return (double)((rng * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
-}
+static double unif(void) { return cl_uniform(&rng); }
 
 /* n points of dimension d: group g = i % ngroups has level 1000 * (1 + sep * g),
  * each element times (1 + noise * u). */

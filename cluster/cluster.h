@@ -274,4 +274,16 @@ static inline uint64_t cl_mix(uint64_t h, uint64_t v)
     return h;
 }
 
+/* ---- random numbers ----------------------------------------------------------- */
+
+/* Uniform in [0, 1) from a xorshift64* state (never 0), which it advances:
+ * k-means' seeding, and the tests' and benchmarks' synthetic points. */
+static inline double cl_uniform(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return (double)((*s * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
 #endif

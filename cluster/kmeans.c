@@ -17,14 +17,6 @@
 #define RESTARTS 4
 #define MAX_ROUNDS 100
 
-static double uniform(uint64_t *s)
-{
-    *s ^= *s >> 12; /* xorshift64* */
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return (double)((*s * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
-}
-
 typedef struct klass {
     const cl_points *p;
     const uint32_t *idx;
@@ -37,7 +29,7 @@ static const float *pt(const klass *c, uint32_t i) { return c->p->vec[c->idx[i]]
  * distance to the nearest centre so far. */
 static void seed_centres(const klass *c, uint32_t k, uint64_t *rng, float *cent, double *near)
 {
-    uint32_t first = (uint32_t)(uniform(rng) * c->m) % c->m;
+    uint32_t first = (uint32_t)(cl_uniform(rng) * c->m) % c->m;
     memcpy(cent, pt(c, first), c->d * sizeof *cent);
     for (uint32_t i = 0; i < c->m; i++)
         near[i] = cl_l1(pt(c, i), cent, c->d);
@@ -46,7 +38,7 @@ static void seed_centres(const klass *c, uint32_t k, uint64_t *rng, float *cent,
         for (uint32_t i = 0; i < c->m; i++)
             sum += near[i];
         uint32_t pick = 0;
-        x = uniform(rng) * sum;
+        x = cl_uniform(rng) * sum;
         for (; pick + 1 < c->m && (x -= near[pick]) > 0;)
             pick++;
         float *cj = cent + (size_t)j * c->d;
