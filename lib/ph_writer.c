@@ -62,8 +62,10 @@ ph_writer *ph_writer_create(const char *dir, uint32_t nranks, const char *comman
         return NULL;
     }
     ph_writer *w = calloc(1, sizeof *w);
-    if (!w)
+    if (!w) {
+        ph_err_set(err, "%s: out of memory", dir);
         return NULL;
+    }
     w->dir = strdup(dir);
     w->nranks = nranks;
     char ver[16];
@@ -75,10 +77,10 @@ ph_writer *ph_writer_create(const char *dir, uint32_t nranks, const char *comman
                         "clock", "source", "CLOCK_MONOTONIC", "resolution_ns", 1,
                         "mode", "log", 0, "callsite_depth", 1);
     int32_t *world = malloc(nranks * sizeof *world);
-    if (!w->meta || !world) {
+    if (!w->dir || !w->meta || !world) {
         free(world);
         ph_writer_abort(w);
-        ph_err_set(err, "out of memory");
+        ph_err_set(err, "%s: out of memory", dir);
         return NULL;
     }
     for (uint32_t i = 0; i < nranks; i++)
