@@ -102,7 +102,7 @@ typedef struct job {
     int stops;             /* some rank stops early */
     char *lib, *trace_abs, *out, *out_min, *runs_dir;
     const char *user_env_list; /* OMPI_MCA_mca_base_env_list as phantom found it */
-    json_t *prior[2];      /* replays already in NAME and NAME.min: this one is added */
+    json_t *prior[2];      /* meta.json of NAME and NAME.min, if they exist: this replay is added */
     char **run_dirs;
 } job;
 
@@ -404,8 +404,9 @@ static int load_prior(job *j, const char *dir, int which)
         }
     }
     if (rc == CLI_OK)
-        j->prior[which] = json_incref(rp);
-    json_decref(m);
+        j->prior[which] = m;
+    else
+        json_decref(m);
     return rc;
 }
 
@@ -678,7 +679,7 @@ static json_t *rank_json(const job *j, uint32_t p, const rep_rank_result *r)
  * and the replays in it, this one last; written by the writer's close, so
  * that the result's earlier meta.json stays whole until all of it is. */
 static void replay_meta(job *j, ph_writer *w, const char *stat, const rep_rank_result *res,
-                        json_t *prior)
+                        const json_t *prior)
 {
     char host[256] = "?", date[32] = "";
     gethostname(host, sizeof host - 1);
@@ -690,7 +691,7 @@ static void replay_meta(job *j, ph_writer *w, const char *stat, const rep_rank_r
     json_t *it = j->iter_replayed >= 0 ? json_pack("{s:I, s:I}", "replayed", (json_int_t)j->iter_replayed,
                                                    "total", (json_int_t)j->iter_total)
                                        : json_null();
-    json_t *replays = prior ? json_copy(prior) : json_array();
+    json_t *replays = prior ? json_copy(json_object_get(json_object_get(prior, "replay"), "replays")) : json_array();
     json_array_append_new(replays, json_pack("{s:s, s:s, s:s, s:I, s:s, s:o, s:o}", "ranks", j->o->ranks,
                                              "mode", j->o->isolated ? "isolated" : "subgroup", "date",
                                              date, "repeat", (json_int_t)j->o->repeat, "statistic",
@@ -712,10 +713,11 @@ static char *command_line(char **v)
 }
 
 /* A result that could not be made: gone if it was new; else without the
- * ranks this replay added, and with its meta.json as before (old: what it
- * was, where this replay's had replaced it already), so that the earlier
- * replays' result still reads as it did and the replay can be run again. */
-static void undo_result(const job *j, const char *dir, const json_t *prior, json_t *old)
+ * ranks this replay added, and with its meta.json as before (prior, written
+ * back where this replay's had replaced it already: put_back), so that the
+ * earlier replays' result still reads as it did and the replay can be run
+ * again. */
+static void undo_result(const job *j, const char *dir, json_t *prior, int put_back)
 {
     if (!prior) {
         rm_tree(dir);
@@ -729,13 +731,13 @@ static void undo_result(const job *j, const char *dir, const json_t *prior, json
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/meta.json", dir);
     ph_err err;
-    if (old && ph_json_save(old, path, JSON_INDENT(2), &err) < 0)
+    if (put_back && ph_json_save(prior, path, JSON_INDENT(2), &err) < 0)
         cli_error("replay", "%s", err.msg);
 }
 
 /* Each result's meta.json is replaced last, by its writer's close: the
  * median's first, so that when the minimum's then fails the median's is
- * put back as it was (old_med). */
+ * put back as it was (j->prior[0]). */
 static int combine(job *j, rep_rank_result *res)
 {
     ph_err err;
@@ -747,16 +749,10 @@ static int combine(job *j, rep_rank_result *res)
     int rc = !med || (j->o->repeat > 1 && !min) ? -1 : 0;
     for (uint32_t p = 0; rc == 0 && p < j->nprocs; p++)
         rc = rep_result_rank(j->t, j->ranks[p], j->run_dirs, (int)j->o->repeat, med, min, &res[p], &err);
-    json_t *old_med = NULL;
     if (rc == 0) {
         replay_meta(j, med, min ? "median" : "single run", res, j->prior[0]);
         if (min)
             replay_meta(j, min, "minimum", res, j->prior[1]);
-        if (min && j->prior[0]) {
-            char path[PATH_MAX + 32];
-            snprintf(path, sizeof path, "%s/meta.json", j->out);
-            old_med = json_load_file(path, 0, NULL);
-        }
     }
     int med_done = 0;
     if (rc < 0) {
@@ -770,11 +766,10 @@ static int combine(job *j, rep_rank_result *res)
         rc = min ? ph_writer_close(min, &err) : 0;
     }
     if (rc < 0) {
-        undo_result(j, j->out, j->prior[0], med_done ? old_med : NULL);
+        undo_result(j, j->out, j->prior[0], med_done);
         if (j->o->repeat > 1)
-            undo_result(j, j->out_min, j->prior[1], NULL);
+            undo_result(j, j->out_min, j->prior[1], 0);
     }
-    json_decref(old_med);
     return rc < 0 ? cli_error("replay", "%s", err.msg) : CLI_OK;
 }
 
