@@ -594,7 +594,7 @@ static double probe_gap_ns(void)
 
 static void write_meta(int log_mode, const char *log_ranks)
 {
-    char host[256] = "", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", path[4200], tmp[4200];
+    char host[256] = "", lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", path[4200];
     char when[64], ver[32], mv[32];
     int len = 0, major = 0, minor = 0;
     gethostname(host, sizeof host - 1);
@@ -626,9 +626,9 @@ static void write_meta(int log_mode, const char *log_ranks)
     json_object_set_new(m, "phantom_version", json_string(PACKAGE_VERSION));
     json_object_set_new(m, "finished", json_false());
     snprintf(path, sizeof path, "%s/meta.json", rec.dir);
-    snprintf(tmp, sizeof tmp, "%s/.meta.json.tmp", rec.dir);
-    if (json_dump_file(m, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0 || rename(tmp, path) != 0)
-        rec_fail("cannot write %s: %s", path, strerror(errno));
+    ph_err err;
+    if (ph_json_save(m, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10), &err) < 0)
+        rec_fail("%s", err.msg);
     json_decref(m);
 }
 
