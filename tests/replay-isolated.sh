@@ -94,6 +94,32 @@ if (med['repeat'], med['statistic'], mn['statistic'], len(runs)) != (3, 'median'
 if not (r['computation_min_ns'] <= r['computation_ns'] and r['computation_min_ns'] <= min(runs)):
     sys.exit(f"minimum {r['computation_min_ns']} above the median {r['computation_ns']} or a run {runs}")
 PY
+# With --repeat, the median's meta.json is replaced first; when the minimum's
+# then cannot be written, the median's is put back as it was.  A field of
+# 200 kB in NAME.min's earlier replay (which a new meta.json copies) and a
+# file-size limit 100 kB above the median's let the median's be written and
+# not the minimum's.  The launcher lifts the limit for the replayed job.
+cp "$WORK/st.trace/replay/three/meta.json" "$WORK/med.before"
+python3 - "$WORK/st.trace/replay/three.min/meta.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m['replay']['replays'][0]['padding'] = 'x' * 200000
+json.dump(m, open(sys.argv[1], 'w'), indent=2)
+PY
+cp "$WORK/st.trace/replay/three.min/meta.json" "$WORK/min.before"
+blocks=$(( ($(wc -c < "$WORK/med.before") + 100000) / 512 ))
+printf 'ulimit -S -f unlimited\nexec mpirun "$@"\n' > "$WORK/unlimited.sh"
+sh -c 'trap "" XFSZ; ulimit -S -f "$1"; shift; exec "$@"' sh $blocks \
+  "$PHANTOM" replay "$WORK/st.trace" --ranks 3 --isolated --repeat 2 --name three --launcher "sh $WORK/unlimited.sh" \
+  -- "$prog" 64 25 > "$WORK/st.rep" 2> "$WORK/st.err" && fail "a replay whose NAME.min/meta.json could not be written succeeded"
+[ "$(wc -l < "$WORK/st.err")" = 1 ] && grep -q "^phantom replay: .*/three.min/meta.json: cannot write: File too large" "$WORK/st.err" ||
+  fail "NAME.min/meta.json not written: $(cat "$WORK/st.err")"
+cmp -s "$WORK/med.before" "$WORK/st.trace/replay/three/meta.json" ||
+  fail "the median's meta.json was not put back when the minimum's could not be written"
+cmp -s "$WORK/min.before" "$WORK/st.trace/replay/three.min/meta.json" || fail "the minimum's earlier meta.json changed"
+[ ! -e "$WORK/st.trace/replay/three/rank-000003.evt" ] && [ ! -e "$WORK/st.trace/replay/three.min/rank-000003.evt" ] ||
+  fail "the replay that could not write NAME.min/meta.json left rank 3's vector"
+ls "$WORK/st.trace/replay/three" "$WORK/st.trace/replay/three.min" | grep -q "tmp$" && fail "a temporary meta.json was left behind"
 # A replay whose result cannot be made leaves the earlier replays' result as
 # it was (a launcher that spoils the run's times files stands in for a disk
 # that filled), and the same replay can then be run again.
