@@ -231,7 +231,7 @@ static int run(int argc, char **argv)
     finish_summary sum;
     int rc = finish_trace("finish", path, &sum);
     if (rc == CLI_OK)
-        fprintf(stderr, "phantom: finished %s: %u ranks, %llu events%s\n", path, sum.nranks,
+        fprintf(stderr, "phantom finish: %s: %u ranks, %llu events%s\n", path, sum.nranks,
                 (unsigned long long)sum.events, sum.incomplete ? " (some ranks incomplete)" : "");
     return rc;
 }

@@ -473,7 +473,7 @@ static void summary(const opts *o, const finish_summary *sum)
         snprintf(size, sizeof size, "%.1f MB", (double)sum->bytes / 1e6);
     else
         snprintf(size, sizeof size, "%.1f KB", (double)sum->bytes / 1e3);
-    fprintf(stderr, "phantom: trace in %s: %u rank%s%s, %llu events, %s; run `phantom stats %s`\n",
+    fprintf(stderr, "phantom record: trace in %s: %u rank%s%s, %llu events, %s; run `phantom stats %s`\n",
             o->dir, sum->nranks, sum->nranks == 1 ? "" : "s", inc, (unsigned long long)sum->events,
             size, o->dir);
 }

@@ -72,7 +72,7 @@ record_monitored() { # timeout cmd args...
 # events and logs, and phantom stats reads it.
 check_recorded_trace() {
   ! grep -E 'recording stopped|warning|incomplete' "$WORK/rec/err" || fail "phantom complained (above)"
-  grep -q '^phantom: trace in .*: 2 ranks, [1-9][0-9]* events' "$WORK/rec/err" ||
+  grep -q '^phantom record: trace in .*: 2 ranks, [1-9][0-9]* events' "$WORK/rec/err" ||
     fail "phantom record did not finish the trace: $(grep phantom "$WORK/rec/err")"
   for r in 0 1; do
     for ext in evt log; do
