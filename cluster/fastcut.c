@@ -371,7 +371,7 @@ int cl_count_cut(const cl_points *p, uint32_t k, int nthreads, uint32_t *label, 
     }
     free(idx);
     if (k == 0 || k > p->n || k < classes) {
-        ph_err_set(err, k == 0 || k > p->n ? "cannot make %u groups of %u ranks"
+        ph_err_set(err, k == 0 || k > p->n ? "cannot make %u groups from %u ranks"
                    : "cannot make %u groups: the ranks fall into %u classes that never share a group "
                      "(different communication sequences or dimensions)", k, k == 0 || k > p->n ? p->n : classes);
         return -1;

@@ -179,7 +179,7 @@ int cl_kmeans(const cl_points *p, uint32_t k, uint64_t seed, uint32_t *label, ph
                          .next_lab = labs + 2 * s + (e - s)};
     }
     if (k < na || k > n) {
-        ph_err_set(err, k > n ? "cannot make %u groups of %u ranks" :
+        ph_err_set(err, k > n ? "cannot make %u groups from %u ranks" :
                    "cannot make %u groups: the ranks fall into %u classes that never share a group "
                    "(different communication sequences or dimensions)", k, k > n ? n : na);
         goto out;

@@ -240,7 +240,7 @@ int cl_cut_count(const cl_dendrogram *d, uint32_t k, uint32_t *label, ph_err *er
     while (finite + 1 < n && isfinite(d->merges[finite].height))
         finite++;
     if (k == 0 || k > n) {
-        ph_err_set(err, "cannot make %u groups of %u ranks", k, n);
+        ph_err_set(err, "cannot make %u groups from %u ranks", k, n);
         return -1;
     }
     if (n - k > finite) {

@@ -60,7 +60,7 @@ expect 1 "trunc.json: line 1: not JSON: " "$WORK/a" --check "$WORK/trunc.json"
 expect 1 "nothere.json: cannot open: No such file or directory" "$WORK/a" --check "$WORK/nothere.json"
 
 expect 2 "cannot make 0 groups" "$WORK/a" -k 0
-expect 1 "cannot make 17 groups of 16 ranks" "$WORK/a" -k 17
+expect 1 "cannot make 17 groups from 16 ranks" "$WORK/a" -k 17
 expect 1 "cannot make 2 groups: the ranks fall into 3 classes" "$WORK/lu" -k 2
 expect 1 "cannot make 3 groups: the ranks fall into 9 classes" "$WORK/lu" -k 3 --partition commseq
 expect 1 "cannot make 3 groups: the ranks fall into 9 classes" "$WORK/lu" -k 3 --partition commseq --dendrogram "$WORK/d.txt"
