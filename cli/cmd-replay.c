@@ -610,6 +610,48 @@ static int missing_times(const job *j, uint32_t run, const char *which)
     return CLI_OK;
 }
 
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The replayer's reasons for stopping (err-PID in the run's directory, one
+ * line each; doc/replay.md), printed once each, in order, as the last lines:
+ * returns how many. */
+#define MAX_REASONS 16
+static int print_reasons(const char *run_dir, const char *which)
+{
+    DIR *d = opendir(run_dir);
+    char *line[MAX_REASONS];
+    int n = 0, more = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char path[PATH_MAX + 300], buf[2048];
+        snprintf(path, sizeof path, "%s/%s", run_dir, e->d_name);
+        FILE *f = strncmp(e->d_name, "err-", 4) == 0 ? fopen(path, "r") : NULL;
+        int got = f && fgets(buf, sizeof buf, f) != NULL;
+        if (f)
+            fclose(f);
+        if (!got)
+            continue;
+        buf[strcspn(buf, "\n")] = '\0';
+        int seen = 0;
+        for (int i = 0; i < n && !seen; i++)
+            seen = strcmp(line[i], buf) == 0;
+        if (!seen && n == MAX_REASONS)
+            more++;
+        else if (!seen && (line[n] = strdup(buf)))
+            n++;
+    }
+    if (d)
+        closedir(d);
+    qsort(line, (size_t)n, sizeof *line, cmp_str);
+    for (int i = 0; i < n; i++) {
+        fprintf(stderr, "%s%s\n", line[i], which);
+        free(line[i]);
+    }
+    if (more)
+        fprintf(stderr, "phantom replay: and %d other reason%s, in %s/err-*\n", more, more == 1 ? "" : "s",
+                run_dir);
+    return n;
+}
+
 static int run_all(job *j)
 {
     for (uint32_t i = 0; i < j->o->repeat; i++) {
@@ -624,6 +666,8 @@ static int run_all(job *j)
         if (j->o->repeat > 1)
             snprintf(which, sizeof which, " (run %u of %u)", i + 1, j->o->repeat);
         if (st == 126 || st == 127) /* the launcher could not run: it said why */
+            return CLI_ERR;
+        if (st > 0 && print_reasons(j->run_dirs[i], which) > 0)
             return CLI_ERR;
         if (st > 0)
             return cli_error("replay", "the replay%s exited with status %d%s", which, st,

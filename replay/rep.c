@@ -2,7 +2,10 @@
  * one recorded event per call, the divergence check, and the dispatch of
  * each kind of call to the code that answers it. */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,20 +24,42 @@ void *rep_xmalloc(size_t n)
     return p;
 }
 
+/* Why the replay stops, one line: to PHANTOM_REPLAY_OUT/err-PID, which
+ * `phantom replay` prints after the job has ended, so that it comes after
+ * the launcher's banner about the abort instead of above it; to stderr
+ * when it cannot be stored there. */
+static void say_why(const char *line)
+{
+    const char *dir = getenv("PHANTOM_REPLAY_OUT");
+    char path[PATH_MAX];
+    int fd = -1;
+    if (dir && *dir && snprintf(path, sizeof path, "%s/err-%ld", dir, (long)getpid()) < (int)sizeof path)
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    size_t n = strlen(line);
+    if (fd >= 0) {
+        int stored = write(fd, line, n) == (ssize_t)n;
+        if (close(fd) == 0 && stored)
+            return;
+        unlink(path); /* a part of the line is no use to the front end */
+    }
+    fputs(line, stderr);
+    fflush(stderr);
+}
+
 void rep_die(const char *fmt, ...)
 {
-    char msg[1024];
+    char msg[1024], line[1200];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fflush(stdout);
     if (rep.active)
-        fprintf(stderr, "phantom replay: rank %d: event %llu: %s\n", rep.rank,
-                (unsigned long long)rep.k, msg);
+        snprintf(line, sizeof line, "phantom replay: rank %d: event %llu: %s\n", rep.rank,
+                 (unsigned long long)rep.k, msg);
     else
-        fprintf(stderr, "phantom replay: %s\n", msg);
-    fflush(stderr);
+        snprintf(line, sizeof line, "phantom replay: %s\n", msg);
+    say_why(line);
     rep.active = 0;
     PMPI_Abort(MPI_COMM_WORLD, 3);
     _exit(3); /* not reached */
@@ -252,9 +277,10 @@ static void at_exit(void)
     if (!rep.active)
         return;
     fflush(stdout);
-    fprintf(stderr, "phantom replay: rank %d: the program exited after %llu events, before the "
-                    "recorded run's end\n", rep.rank, (unsigned long long)rep.k);
-    fflush(stderr);
+    char line[160];
+    snprintf(line, sizeof line, "phantom replay: rank %d: the program exited after %llu events, before the "
+             "recorded run's end\n", rep.rank, (unsigned long long)rep.k);
+    say_why(line);
     _exit(3);
 }
 

@@ -10,7 +10,9 @@ T="$WORK/st.trace"
 "$PHANTOM" record --log -o "$T" -- mpirun --oversubscribe -np 4 "$prog" 64 25 > "$WORK/rec" 2>&1 ||
   fail "recording the stencil"
 
-# must_stop NAME REGEX REPLAY-ARGS...: the replay fails, saying REGEX on one line.
+# must_stop NAME REGEX REPLAY-ARGS...: the replay fails, saying REGEX on one
+# line (a line per rank that stops), the last (after the launcher's banner
+# about the abort), and each only once.
 must_stop() {
   what=$1 re=$2; shift 2
   rc=0
@@ -18,6 +20,8 @@ must_stop() {
   [ $rc -ne 0 ] || fail "$what: the replay succeeded"
   [ $rc -ne 124 ] || fail "$what: the replay hung"
   grep -Eq "$re" "$WORK/out" || { cat "$WORK/out"; fail "$what: no line matching: $re"; }
+  [ -z "$(grep -E "$re" "$WORK/out" | sort | uniq -d)" ] && tail -1 "$WORK/out" | grep -Eq "$re" ||
+    { cat "$WORK/out"; fail "$what: the reason is not the last line, or not said once"; }
 }
 
 site='at main [^ ]*stencil\.c:[0-9]+'
