@@ -30,6 +30,7 @@ static void check(int ok, const char *what)
 
 static int terminated(const char *s, size_t cap) { return memchr(s, 0, cap) != NULL; }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!path[0])
