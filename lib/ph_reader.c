@@ -883,10 +883,26 @@ static int read_vec(ph_rank_reader *r, grow *g, uint32_t *n, const uint64_t **ou
     return 0;
 }
 
-/* Requests this event created and completed, for req_comm. */
+static int completes_requests(int kind)
+{
+    switch (kind) {
+    case PH_K_WAIT: case PH_K_WAITALL: case PH_K_WAITANY: case PH_K_WAITSOME:
+    case PH_K_TEST: case PH_K_TESTALL: case PH_K_TESTANY: case PH_K_TESTSOME:
+    case PH_K_REQUEST_FREE: case PH_K_MRECV: case PH_K_IMRECV:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Requests this event created and completed, for req_comm.  Most events
+ * complete none: they return first (in the switch below, GCC placed their
+ * case in the function's cold part, two far jumps an event). */
 static int track_requests(ph_rank_reader *r, const ph_op_info *info, const ph_event *ev)
 {
     int k = info->kind;
+    if (!completes_requests(k))
+        return ev->newreq ? rq_add(r, ev->newreq, ev->comm, k == PH_K_PSEND || k == PH_K_PRECV) : 0;
     uint32_t comm = k == PH_K_IMRECV ? req_comm(r, ev, 0) : ev->comm;
     uint32_t done_n = 0;
     const int32_t *done = NULL;
