@@ -94,11 +94,20 @@ if (med['repeat'], med['statistic'], mn['statistic'], len(runs)) != (3, 'median'
 if not (r['computation_min_ns'] <= r['computation_ns'] and r['computation_min_ns'] <= min(runs)):
     sys.exit(f"minimum {r['computation_min_ns']} above the median {r['computation_ns']} or a run {runs}")
 PY
+# replay_size_limited BLOCKS REPLAY-ARGS...: phantom replay under a file-size
+# limit of BLOCKS (SIGXFSZ ignored, so a write fails with EFBIG, as on a full
+# disk), the replayed job launched without it; output in st.rep and st.err.
+printf 'ulimit -S -f unlimited\nexec mpirun "$@"\n' > "$WORK/unlimited.sh"
+replay_size_limited() {
+  limit=$1; shift
+  sh -c 'trap "" XFSZ; ulimit -S -f "$1"; shift; exec "$@"' sh "$limit" \
+    "$PHANTOM" replay --launcher "sh $WORK/unlimited.sh" "$WORK/st.trace" "$@" > "$WORK/st.rep" 2> "$WORK/st.err"
+}
 # With --repeat, the median's meta.json is replaced first; when the minimum's
 # then cannot be written, the median's is put back as it was.  A field of
 # 200 kB in NAME.min's earlier replay (which a new meta.json copies) and a
 # file-size limit 100 kB above the median's let the median's be written and
-# not the minimum's.  The launcher lifts the limit for the replayed job.
+# not the minimum's.
 cp "$WORK/st.trace/replay/three/meta.json" "$WORK/med.before"
 python3 - "$WORK/st.trace/replay/three.min/meta.json" <<'PY'
 import json, sys
@@ -108,10 +117,7 @@ json.dump(m, open(sys.argv[1], 'w'), indent=2)
 PY
 cp "$WORK/st.trace/replay/three.min/meta.json" "$WORK/min.before"
 blocks=$(( ($(wc -c < "$WORK/med.before") + 100000) / 512 ))
-printf 'ulimit -S -f unlimited\nexec mpirun "$@"\n' > "$WORK/unlimited.sh"
-sh -c 'trap "" XFSZ; ulimit -S -f "$1"; shift; exec "$@"' sh $blocks \
-  "$PHANTOM" replay "$WORK/st.trace" --ranks 3 --isolated --repeat 2 --name three --launcher "sh $WORK/unlimited.sh" \
-  -- "$prog" 64 25 > "$WORK/st.rep" 2> "$WORK/st.err" && fail "a replay whose NAME.min/meta.json could not be written succeeded"
+replay_size_limited $blocks --ranks 3 --isolated --repeat 2 --name three -- "$prog" 64 25 && fail "a replay whose NAME.min/meta.json could not be written succeeded"
 [ "$(wc -l < "$WORK/st.err")" = 1 ] && grep -q "^phantom replay: .*/three.min/meta.json: cannot write: File too large" "$WORK/st.err" ||
   fail "NAME.min/meta.json not written: $(cat "$WORK/st.err")"
 cmp -s "$WORK/med.before" "$WORK/st.trace/replay/three/meta.json" ||
@@ -137,16 +143,12 @@ replayed_ranks() {
     "$WORK/st.trace/replay/alone/meta.json"
 }
 [ "$(replayed_ranks)" = 0 ] || fail "the failed replay changed the earlier result: ranks $(replayed_ranks)"
-# A file-size limit just under the result's meta.json (SIGXFSZ ignored, so a
-# write fails with EFBIG, as on a full disk) lets the rank's file be written
-# but not the new meta.json: the old one stays as it was, byte for byte.
-# The launcher lifts the limit for the replayed job.
+# A file-size limit just under the result's meta.json lets the rank's file
+# be written but not the new meta.json: the old one stays as it was, byte
+# for byte.
 cp "$WORK/st.trace/replay/alone/meta.json" "$WORK/meta.before"
 blocks=$(( $(wc -c < "$WORK/meta.before") / 512 - 1 ))
-printf 'ulimit -S -f unlimited\nexec mpirun "$@"\n' > "$WORK/unlimited.sh"
-sh -c 'trap "" XFSZ; ulimit -S -f "$1"; shift; exec "$@"' sh $blocks \
-  "$PHANTOM" replay "$WORK/st.trace" --ranks 1 --isolated --name alone --launcher "sh $WORK/unlimited.sh" \
-  -- "$prog" 64 25 > "$WORK/st.rep" 2> "$WORK/st.err" && fail "a replay whose meta.json could not be written succeeded"
+replay_size_limited $blocks --ranks 1 --isolated --name alone -- "$prog" 64 25 && fail "a replay whose meta.json could not be written succeeded"
 [ "$(wc -l < "$WORK/st.err")" = 1 ] && grep -q "^phantom replay: .*/alone/meta.json: cannot write: File too large" "$WORK/st.err" ||
   fail "meta.json not written: $(cat "$WORK/st.err")"
 cmp -s "$WORK/meta.before" "$WORK/st.trace/replay/alone/meta.json" ||
