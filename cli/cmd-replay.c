@@ -614,7 +614,8 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 /* The replayer's reasons for stopping (err-PID in the run's directory, one
  * line each; doc/replay.md), printed once each, in order, as the last lines:
- * returns how many. */
+ * returns how many.  Past MAX_REASONS different lines, the processes left
+ * are counted, not printed. */
 #define MAX_REASONS 16
 static int print_reasons(const char *run_dir, const char *which)
 {
@@ -647,8 +648,8 @@ static int print_reasons(const char *run_dir, const char *which)
         free(line[i]);
     }
     if (more)
-        fprintf(stderr, "phantom replay: and %d other reason%s, in %s/err-*\n", more, more == 1 ? "" : "s",
-                run_dir);
+        fprintf(stderr, "phantom replay: %d more process%s stopped, for reasons in %s/err-*\n", more,
+                more == 1 ? "" : "es", run_dir);
     return n;
 }
 
