@@ -374,6 +374,12 @@ static int make_dir(const char *p)
     return CLI_OK;
 }
 
+/* The list of replays in a result's meta.json (NULL if it has none). */
+static json_t *result_replays(const json_t *meta)
+{
+    return json_object_get(json_object_get(meta, "replay"), "replays");
+}
+
 /* A result NAME may gather the replays of several subgroups (one per node,
  * as phantom cluster plans them): the replays already in dir, if any, whose
  * ranks must not overlap this one's. */
@@ -385,7 +391,7 @@ static int load_prior(job *j, const char *dir, int which)
         return CLI_OK;
     json_error_t je;
     json_t *m = json_load_file(path, 0, &je);
-    json_t *rp = json_object_get(json_object_get(m, "replay"), "replays");
+    json_t *rp = result_replays(m);
     const char *tr = json_string_value(json_object_get(json_object_get(m, "replay"), "trace"));
     int rc = CLI_OK;
     if (!json_is_array(rp) || !tr)
@@ -736,7 +742,7 @@ static void replay_meta(job *j, ph_writer *w, const char *stat, const rep_rank_r
     json_t *it = j->iter_replayed >= 0 ? json_pack("{s:I, s:I}", "replayed", (json_int_t)j->iter_replayed,
                                                    "total", (json_int_t)j->iter_total)
                                        : json_null();
-    json_t *replays = prior ? json_copy(json_object_get(json_object_get(prior, "replay"), "replays")) : json_array();
+    json_t *replays = prior ? json_copy(result_replays(prior)) : json_array();
     json_array_append_new(replays, json_pack("{s:s, s:s, s:s, s:I, s:s, s:o, s:o}", "ranks", j->o->ranks,
                                              "mode", j->o->isolated ? "isolated" : "subgroup", "date",
                                              date, "repeat", (json_int_t)j->o->repeat, "statistic",
