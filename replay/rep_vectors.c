@@ -1,4 +1,6 @@
 /* rep_vectors.c - replayed computation vectors for the simulator (rep_vectors.h). */
+#include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -118,6 +120,45 @@ static void read_meta(const json_t *pr, rvec *v)
         v->period = 0;
 }
 
+/* "a, b" (at most a line's worth), the replays under TRACE/replay: what a
+ * user who mistyped --comp NAME wants to see. */
+static void replay_names(const char *parent, char *out, size_t cap)
+{
+    out[0] = 0;
+    DIR *d = opendir(parent);
+    size_t len = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        int w = snprintf(out + len, cap - len, "%s%s", len ? ", " : "", e->d_name);
+        if (w < 0 || (size_t)w >= cap - len) {
+            snprintf(out + len, cap - len, "%s...", len ? ", " : "");
+            break;
+        }
+        len += (size_t)w;
+    }
+    if (d)
+        closedir(d);
+}
+
+/* NAME (no '/') that names no directory under TRACE/replay: -1, with an
+ * error that lists the replays there. */
+static int check_named(ph_trace *host, const char *name, const char *dir, ph_err *err)
+{
+    DIR *d = opendir(dir);
+    if (d || errno != ENOENT) {
+        if (d)
+            closedir(d);
+        return 0;
+    }
+    char parent[4200], names[256];
+    snprintf(parent, sizeof parent, "%s/replay", ph_trace_dir(host));
+    replay_names(parent, names, sizeof names);
+    ph_err_set(err, "%s has no replay named '%s' (%s%s)", ph_trace_dir(host), name,
+               names[0] ? "it has: " : "it has none; make one with phantom replay --name ", names[0] ? names : name);
+    return -1;
+}
+
 rep_vectors *rep_vectors_open(ph_trace *host, const char *name, ph_err *err)
 {
     char dir[4200], meta[4300];
@@ -125,6 +166,8 @@ rep_vectors *rep_vectors_open(ph_trace *host, const char *name, ph_err *err)
         snprintf(dir, sizeof dir, "%s", name);
     else
         snprintf(dir, sizeof dir, "%s/replay/%s", ph_trace_dir(host), name);
+    if (!strchr(name, '/') && check_named(host, name, dir, err) < 0)
+        return NULL;
     snprintf(meta, sizeof meta, "%s/meta.json", dir);
     ph_trace *t = ph_trace_open(dir, err);
     json_error_t je;

@@ -53,6 +53,11 @@ rep=$(python3 -c 'import json,sys; r=set(json.load(open(sys.argv[1]))["rank_repr
 "$PHANTOM" predict "$WORK/lmp.trace" --platform "$plat" --comp rep > /dev/null 2> "$WORK/err" &&
   fail "predict --comp rep without --groups took ranks that were not replayed"
 grep -q "have no replayed vector" "$WORK/err" || fail "unclear error: $(cat "$WORK/err")"
+# A mistyped name: one line naming the trace and the replays it has.
+"$PHANTOM" predict "$WORK/lmp.trace" --platform "$plat" --comp rpe > /dev/null 2> "$WORK/err" &&
+  fail "predict --comp of a replay that does not exist succeeded"
+[ "$(cat "$WORK/err")" = "phantom predict: --comp rpe: $WORK/lmp.trace has no replay named 'rpe' (it has: rep)" ] ||
+  fail "unclear error for a mistyped --comp: $(cat "$WORK/err")"
 "$PHANTOM" predict "$WORK/lmp.trace" --platform "$plat" --ppn 2 --comp rep --groups "$WORK/k1.json" --json \
   > "$WORK/p.json" || fail "phantom predict --comp rep --groups"
 python3 - "$WORK/p.json" "$WORK/lmp.trace/replay/rep/meta.json" "$rep" <<'PY' || fail "ranks do not compute as their representative"
