@@ -165,7 +165,11 @@ static int load_study(study *s)
     int rc = CLI_OK;
     if (!path)
         return cli_error("report", "out of memory");
-    if (access(path, F_OK) != 0)
+    char *meta = study_path(s, "meta.json");
+    if (access(path, F_OK) != 0 && meta && access(meta, F_OK) == 0) /* a trace, given for its study */
+        rc = cli_error("report", "%s: missing: %s is a trace, not a study; `phantom predict %s --platform FILE` "
+                       "predicts it, `phantom run -o DIR ...` makes a study", path, s->dir, s->dir);
+    else if (access(path, F_OK) != 0)
         rc = cli_error("report", "%s: missing: %s is not a study; make one with `phantom run -o %s ...`",
                        path, s->dir, s->dir);
     else if (!(s->sj = ph_json_load(path, &err))) /* there: load_json would look again */
@@ -173,6 +177,7 @@ static int load_study(study *s)
     else if (!json_is_array(json_object_get(s->sj, "predictions")) || !report_jstr(s->sj, "replay") ||
              !report_jstr(s->sj, "trace"))
         rc = cli_error("report", "%s: not a phantom study (no \"predictions\", \"trace\" or \"replay\")", path);
+    free(meta);
     free(path);
     return rc;
 }

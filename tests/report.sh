@@ -267,6 +267,7 @@ expect_error() {
   grep -q "^phantom report: $2" "$WORK/err" || fail "phantom report $1: '$(cat "$WORK/err")' does not match '$2'"
 }
 expect_error "$WORK/nope.study" "$WORK/nope.study/study.json: missing"
+expect_error "$S/trace" "$S/trace/study.json: missing: $S/trace is a trace, not a study; .phantom predict $S/trace"
 cp -a "$S" "$WORK/m.study"
 rm "$WORK/m.study/predict/ib-qdr-2n.json"
 expect_error "$WORK/m.study" "$WORK/m.study/predict/ib-qdr-2n.json: missing; run .phantom run. again (step 5, predict)"
