@@ -120,25 +120,29 @@ static void read_meta(const json_t *pr, rvec *v)
         v->period = 0;
 }
 
-/* "a, b" (at most a line's worth), the replays under TRACE/replay: what a
- * user who mistyped --comp NAME wants to see. */
+static int visible(const struct dirent *e) { return e->d_name[0] != '.'; }
+
+/* "a, b" (at most a line's worth, in name order), the replays under
+ * TRACE/replay: what a user who mistyped --comp NAME wants to see. */
 static void replay_names(const char *parent, char *out, size_t cap)
 {
-    out[0] = 0;
-    DIR *d = opendir(parent);
+    struct dirent **list;
+    int n = scandir(parent, &list, visible, alphasort), full = 0;
     size_t len = 0;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        int w = snprintf(out + len, cap - len, "%s%s", len ? ", " : "", e->d_name);
-        if (w < 0 || (size_t)w >= cap - len) {
-            snprintf(out + len, cap - len, "%s...", len ? ", " : "");
-            break;
-        }
-        len += (size_t)w;
+    out[0] = 0;
+    for (int i = 0; i < n; i++) {
+        const char *sep = len ? ", " : "";
+        /* room for this name and a final ", ..." */
+        if (!full && len + strlen(sep) + strlen(list[i]->d_name) + 6 <= cap)
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", sep, list[i]->d_name);
+        else
+            full = 1;
+        free(list[i]);
     }
-    if (d)
-        closedir(d);
+    if (full)
+        snprintf(out + len, cap - len, "%s...", len ? ", " : "");
+    if (n >= 0)
+        free(list);
 }
 
 /* NAME (no '/') that names no directory under TRACE/replay: -1, with an
