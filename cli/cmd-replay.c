@@ -616,47 +616,66 @@ static int missing_times(const job *j, uint32_t run, const char *which)
     return CLI_OK;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* "rank 2: ..." before "rank 10: ..." (GNU's version order) */
+static int cmp_str(const void *a, const void *b) { return strverscmp(*(char *const *)a, *(char *const *)b); }
+
+static int is_err_file(const struct dirent *e) { return strncmp(e->d_name, "err-", 4) == 0; }
+
+/* The first line of every err-* file in dir, in name order, into a
+ * malloc'd array; their number, or -1. */
+static int read_reasons(const char *dir, char ***out)
+{
+    struct dirent **ents;
+    int n = scandir(dir, &ents, is_err_file, alphasort), got = 0;
+    char **line = n > 0 ? calloc((size_t)n, sizeof *line) : NULL;
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX + 300], buf[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, ents[i]->d_name);
+        FILE *f = line ? fopen(path, "r") : NULL;
+        if (f && fgets(buf, sizeof buf, f)) {
+            buf[strcspn(buf, "\n")] = '\0';
+            if ((line[got] = strdup(buf)))
+                got++;
+        }
+        if (f)
+            fclose(f);
+        free(ents[i]);
+    }
+    if (n >= 0)
+        free(ents);
+    *out = line;
+    return n > 0 && !line ? -1 : got;
+}
 
 /* The replayer's reasons for stopping (err-PID in the run's directory, one
- * line each; doc/replay.md), printed once each, in order, as the last lines:
- * returns how many.  Past MAX_REASONS different lines, the processes left
- * are counted, not printed. */
+ * line each; doc/replay.md), printed once each, sorted, as the last lines:
+ * returns how many.  Past MAX_REASONS different lines, the first in sorted
+ * order are printed and the processes that gave the others counted, so that
+ * what is printed depends on the reasons, not on process ids. */
 #define MAX_REASONS 16
 static int print_reasons(const char *run_dir, const char *which)
 {
-    DIR *d = opendir(run_dir);
-    char *line[MAX_REASONS];
-    int n = 0, more = 0;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        char path[PATH_MAX + 300], buf[2048];
-        snprintf(path, sizeof path, "%s/%s", run_dir, e->d_name);
-        FILE *f = strncmp(e->d_name, "err-", 4) == 0 ? fopen(path, "r") : NULL;
-        int got = f && fgets(buf, sizeof buf, f) != NULL;
-        if (f)
-            fclose(f);
-        if (!got)
-            continue;
-        buf[strcspn(buf, "\n")] = '\0';
-        int seen = 0;
-        for (int i = 0; i < n && !seen; i++)
-            seen = strcmp(line[i], buf) == 0;
-        if (!seen && n == MAX_REASONS)
-            more++;
-        else if (!seen && (line[n] = strdup(buf)))
-            n++;
-    }
-    if (d)
-        closedir(d);
-    qsort(line, (size_t)n, sizeof *line, cmp_str);
+    char **line;
+    int n = read_reasons(run_dir, &line), shown = 0, more = 0, printed = 0;
+    if (n > 0)
+        qsort(line, (size_t)n, sizeof *line, cmp_str);
     for (int i = 0; i < n; i++) {
-        fprintf(stderr, "%s%s\n", line[i], which);
-        free(line[i]);
+        if (i == 0 || strcmp(line[i], line[i - 1]) != 0) { /* a new reason */
+            printed = shown < MAX_REASONS;
+            if (printed) {
+                fprintf(stderr, "%s%s\n", line[i], which);
+                shown++;
+            }
+        }
+        more += !printed; /* a process whose reason is not printed */
     }
+    for (int i = 0; i < n; i++)
+        free(line[i]);
+    free(line);
     if (more)
         fprintf(stderr, "phantom replay: %d more process%s stopped, for reasons in %s/err-*\n", more,
                 more == 1 ? "" : "es", run_dir);
-    return n;
+    return shown;
 }
 
 static int run_all(job *j)

@@ -62,6 +62,27 @@ mpicc -o "$WORK/early" "$WORK/early.c" || fail "cannot build early.c"
 EARLY_EXIT=1 must_stop "early exit" "^phantom replay: rank 1: the program exited after 2 events, before the recorded run's end$" \
   "$WORK/early.trace" --ranks 1 --isolated -- "$WORK/early"
 
+# Past 16 different reasons: the first 16 in order (rank 2 before rank 10),
+# each once, then how many processes stopped for the others.  A script
+# stands for a job whose processes each wrote their own reason.
+cat > "$WORK/reasons.sh" <<'EOF2'
+#!/bin/sh
+for i in $(seq 20 -1 1); do
+  echo "phantom replay: rank $i: a reason of its own" > "$PHANTOM_REPLAY_OUT/err-$((1000 + i))"
+done
+for i in 1 2 3; do echo "phantom replay: rank 5: a reason of its own" > "$PHANTOM_REPLAY_OUT/err-$((2000 + i))"; done
+exit 1
+EOF2
+chmod +x "$WORK/reasons.sh"
+"$PHANTOM" replay "$T" --ranks 1 --isolated -- "$WORK/reasons.sh" > "$WORK/out" 2>&1 &&
+  fail "a replay whose processes stopped succeeded"
+seq 1 16 | sed 's/.*/phantom replay: rank &: a reason of its own/' > "$WORK/want"
+echo "phantom replay: 4 more processes stopped, for reasons in $T/replay/.*/err-\\*" >> "$WORK/want"
+tail -17 "$WORK/out" > "$WORK/got"
+paste -d '\n' "$WORK/want" "$WORK/got" | while read -r want && read -r got; do
+  echo "$got" | grep -Eq "^$want\$" || { cat "$WORK/out"; fail "reasons: '$got', expected '$want'"; }
+done || exit 1
+
 # The same run replays fine, and a bad log stops it before or when it is read.
 "$PHANTOM" replay "$T" --ranks 1 --isolated -- "$prog" 64 25 > "$WORK/out" 2>&1 ||
   { cat "$WORK/out"; fail "the unchanged replay"; }
