@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rep_vectors.h"
 
@@ -149,12 +150,8 @@ static void replay_names(const char *parent, char *out, size_t cap)
  * error that lists the replays there. */
 static int check_named(ph_trace *host, const char *name, const char *dir, ph_err *err)
 {
-    DIR *d = opendir(dir);
-    if (d || errno != ENOENT) {
-        if (d)
-            closedir(d);
+    if (access(dir, F_OK) == 0 || errno != ENOENT)
         return 0;
-    }
     char parent[4200], names[256];
     snprintf(parent, sizeof parent, "%s/replay", ph_trace_dir(host));
     replay_names(parent, names, sizeof names);
