@@ -158,6 +158,22 @@ static json_t *load_json(const char *path, ph_err *err)
     return ph_json_load(path, err);
 }
 
+/* No study.json at path: say what s->dir is instead (a trace, given for its
+ * study, or nothing of phantom's) and how to make what was meant. */
+static int no_study(const study *s, const char *path)
+{
+    char *meta = study_path(s, "meta.json");
+    int rc;
+    if (meta && access(meta, F_OK) == 0)
+        rc = cli_error("report", "%s: missing: %s is a trace, not a study; `phantom predict %s --platform FILE` "
+                       "predicts it, `phantom run -o DIR ...` makes a study", path, s->dir, s->dir);
+    else
+        rc = cli_error("report", "%s: missing: %s is not a study; make one with `phantom run -o %s ...`",
+                       path, s->dir, s->dir);
+    free(meta);
+    return rc;
+}
+
 static int load_study(study *s)
 {
     char *path = study_path(s, "study.json");
@@ -165,19 +181,13 @@ static int load_study(study *s)
     int rc = CLI_OK;
     if (!path)
         return cli_error("report", "out of memory");
-    char *meta = study_path(s, "meta.json");
-    if (access(path, F_OK) != 0 && meta && access(meta, F_OK) == 0) /* a trace, given for its study */
-        rc = cli_error("report", "%s: missing: %s is a trace, not a study; `phantom predict %s --platform FILE` "
-                       "predicts it, `phantom run -o DIR ...` makes a study", path, s->dir, s->dir);
-    else if (access(path, F_OK) != 0)
-        rc = cli_error("report", "%s: missing: %s is not a study; make one with `phantom run -o %s ...`",
-                       path, s->dir, s->dir);
+    if (access(path, F_OK) != 0)
+        rc = no_study(s, path);
     else if (!(s->sj = ph_json_load(path, &err))) /* there: load_json would look again */
         rc = cli_error("report", "%s", err.msg);
     else if (!json_is_array(json_object_get(s->sj, "predictions")) || !report_jstr(s->sj, "replay") ||
              !report_jstr(s->sj, "trace"))
         rc = cli_error("report", "%s: not a phantom study (no \"predictions\", \"trace\" or \"replay\")", path);
-    free(meta);
     free(path);
     return rc;
 }
