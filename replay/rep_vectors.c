@@ -121,14 +121,19 @@ static void read_meta(const json_t *pr, rvec *v)
         v->period = 0;
 }
 
-static int visible(const struct dirent *e) { return e->d_name[0] != '.'; }
+/* A replay is a directory: not a file someone left there, nor a hidden
+ * scratch directory (.NAME.runs) of a replay under way or failed. */
+static int replay_dir(const struct dirent *e)
+{
+    return e->d_name[0] != '.' && (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN);
+}
 
 /* "a, b" (at most a line's worth, in name order), the replays under
  * TRACE/replay: what a user who mistyped --comp NAME wants to see. */
 static void replay_names(const char *parent, char *out, size_t cap)
 {
     struct dirent **list;
-    int n = scandir(parent, &list, visible, alphasort), full = 0;
+    int n = scandir(parent, &list, replay_dir, alphasort), full = 0;
     size_t len = 0;
     out[0] = 0;
     for (int i = 0; i < n; i++) {

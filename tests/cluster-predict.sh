@@ -53,7 +53,9 @@ rep=$(python3 -c 'import json,sys; r=set(json.load(open(sys.argv[1]))["rank_repr
 "$PHANTOM" predict "$WORK/lmp.trace" --platform "$plat" --comp rep > /dev/null 2> "$WORK/err" &&
   fail "predict --comp rep without --groups took ranks that were not replayed"
 grep -q "have no replayed vector" "$WORK/err" || fail "unclear error: $(cat "$WORK/err")"
-# A mistyped name: one line naming the trace and the replays it has.
+# A mistyped name: one line naming the trace and the replays it has (not
+# a file left beside them).
+echo "notes" > "$WORK/lmp.trace/replay/README"
 "$PHANTOM" predict "$WORK/lmp.trace" --platform "$plat" --comp rpe > /dev/null 2> "$WORK/err" &&
   fail "predict --comp of a replay that does not exist succeeded"
 [ "$(cat "$WORK/err")" = "phantom predict: --comp rpe: $WORK/lmp.trace has no replay named 'rpe' (it has: rep)" ] ||
