@@ -62,7 +62,8 @@ fi
 replay_same imb "$prog" 0-1 --name cpu --units cpu
 grep -q "^  units: CPU time over each rank's share of the CPU (--units cpu): rank 0 [0-9.]*%, rank 1 [0-9.]*%$" "$WORK/imb.rep" ||
   fail "--units cpu: no units line in $(cat "$WORK/imb.rep")"
-set -- $(units cpu cpu) || fail "--units cpu"
+r0=$(units cpu cpu) || fail "--units cpu" # (set -- $(...) would hide its failure)
+set -- $r0
 # Rank 0's computation at full speed: its CPU time (the units times the
 # rank's share).  Not wall-clock time: a test running beside this one (make
 # check -j2) stretched that, and the ratios below with it; CPU time stays.
@@ -83,7 +84,8 @@ if [ "$(id -u)" = 0 ] && [ -w "${PHANTOM_SLOW_CGROOT:-/sys/fs/cgroup/cpu}" ]; th
   grep -q "^  units: CPU time over each rank's share of the CPU (a CPU quota): rank 0" "$WORK/quota-auto.rep" ||
     fail "under a quota: no units line in $(cat "$WORK/quota-auto.rep")"
   wall=$(units quota-wall wall) || fail "under a quota: --units wall"
-  set -- $(units quota-auto cpu) || fail "under a quota: auto did not time CPU time"
+  r0=$(units quota-auto cpu) || fail "under a quota: auto did not time CPU time"
+  set -- $r0
   set -- "$1" "$(python3 -c "import sys; print(int(sys.argv[1]) / int(sys.argv[2]))" "$2" "$full")" \
     "$(python3 -c "import sys; print(int(sys.argv[1]) / int(sys.argv[2]))" "${wall#* }" "$full")"
   echo "under a CPU quota of half a CPU: share $1, rank 0's computation over its full-speed time: CPU units $2, wall units $3"
