@@ -266,7 +266,10 @@ expect_error() {
   [ "$(wc -l < "$WORK/err")" = 1 ] || fail "phantom report $1: not one line: $(cat "$WORK/err")"
   grep -q "^phantom report: $2" "$WORK/err" || fail "phantom report $1: '$(cat "$WORK/err")' does not match '$2'"
 }
-expect_error "$WORK/nope.study" "$WORK/nope.study/study.json: missing"
+expect_error "$WORK/nope.study" "$WORK/nope.study: not a study directory (No such file or directory); make one with .phantom run -o DIR"
+expect_error "$S/study.json" "$S/study.json: not a study directory (not a directory)"
+mkdir "$WORK/empty.study"
+expect_error "$WORK/empty.study" "$WORK/empty.study/study.json: missing: $WORK/empty.study is not a study"
 expect_error "$S/trace" "$S/trace/study.json: missing: $S/trace is a trace, not a study; .phantom predict $S/trace"
 cp -a "$S" "$WORK/m.study"
 rm "$WORK/m.study/predict/ib-qdr-2n.json"
