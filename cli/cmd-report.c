@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -163,11 +162,10 @@ static json_t *load_json(const char *path, ph_err *err)
  * study, or nothing of phantom's) and how to make what was meant. */
 static int no_study(const study *s, const char *path)
 {
-    struct stat st; /* no directory: said as the other verbs say it of a trace */
-    int found = stat(s->dir, &st) == 0;
-    if (!found || !S_ISDIR(st.st_mode))
+    const char *why = ph_not_dir(s->dir); /* said as the other verbs say it of a trace */
+    if (why)
         return cli_error("report", "%s: not a study directory (%s); make one with `phantom run -o DIR ...`",
-                         s->dir, found ? "not a directory" : strerror(errno));
+                         s->dir, why);
     char *meta = study_path(s, "meta.json");
     int rc;
     if (meta && access(meta, F_OK) == 0)

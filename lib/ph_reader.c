@@ -1418,10 +1418,9 @@ ph_trace *ph_trace_open(const char *dir, ph_err *err)
         ph_err_set(err, "out of memory");
         goto fail;
     }
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        ph_err_set(err, "%s: not a trace directory (%s)", dir,
-                   stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
+    const char *why = ph_not_dir(dir);
+    if (why) {
+        ph_err_set(err, "%s: not a trace directory (%s)", dir, why);
         goto fail;
     }
     json_error_t je;

@@ -63,6 +63,10 @@ typedef struct ph_err {
 } ph_err;
 void ph_err_set(ph_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Why path is not a directory ("not a directory", or stat's reason), or
+ * NULL when it is one: for "PATH: not a trace directory (WHY)" and the like. */
+const char *ph_not_dir(const char *path);
+
 /* A JSON file (a plan, a groups file, a replay's meta.json): NULL with err set
  * to "PATH: cannot open: REASON" or "PATH: line N: not JSON: WHAT".  (The
  * struct is jansson's json_t; callers that use it include <jansson.h>.) */

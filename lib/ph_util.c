@@ -24,6 +24,14 @@ void ph_err_set(ph_err *err, const char *fmt, ...)
     va_end(ap);
 }
 
+const char *ph_not_dir(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return strerror(errno);
+    return S_ISDIR(st.st_mode) ? NULL : "not a directory";
+}
+
 json_t *ph_json_load(const char *path, ph_err *err)
 {
     /* opened here: jansson reports a file it cannot open as "line -1" */
