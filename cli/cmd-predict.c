@@ -833,6 +833,8 @@ static int load_replay(const popts *o, ph_trace *t, const uint32_t *rep_of, repl
         free(missing);
         return CLI_ERR;
     }
+    if (rep_vectors_stand_in(rc->v, t, ph_trace_nranks(t), rep_of, &err) < 0)
+        return cli_error("predict", "%s", err.msg);
     char *raw = rep_vectors_raw(rc->v);
     if (raw) { /* still usable: only call-dense programs are off by much */
         cli_warn("predict", "--comp %s: ranks %s were replayed by an older phantom, whose units hold about 30 ns "

@@ -17,6 +17,7 @@ typedef struct rvec {
     int64_t recorded; /* the rank's events in the recording replayed; -1 if not said */
     double ratio;  /* replayed / recorded computation of the part replayed */
     double *pos_ratio; /* a partial replay: per position in the loop, replayed / host */
+    uint64_t *host, hn; /* a partial replay standing in for other ranks: its host units */
     int raw; /* its units still hold the replayer's own part (a replay made before it was taken off) */
 } rvec;
 
@@ -218,6 +219,7 @@ void rep_vectors_close(rep_vectors *v)
     for (uint32_t i = 0; v && v->r && i < v->nranks; i++) {
         free(v->r[i].gap);
         free(v->r[i].pos_ratio);
+        free(v->r[i].host);
     }
     if (v)
         free(v->r);
@@ -302,6 +304,24 @@ static uint64_t scaled_ns(uint64_t host_ns, double ratio)
     return x < 0x1p63 ? (uint64_t)llround(x) : UINT64_MAX;
 }
 
+int rep_vectors_stand_in(rep_vectors *v, ph_trace *host, uint32_t nranks, const uint32_t *rep_of, ph_err *err)
+{
+    for (uint32_t rank = 0; rep_of && rank < nranks; rank++) {
+        uint32_t src = rep_vectors_source(v, rank, rep_of);
+        rvec *r = src < v->nranks ? &v->r[src] : NULL;
+        if (src == rank || !r || !r->gap || r->host)
+            continue;
+        if (read_gaps(host, src, UINT64_MAX, &r->host, &r->hn, err) < 0)
+            return -1;
+        if (r->hn <= r->n) { /* a whole replay: its units cover every event */
+            free(r->host);
+            r->host = NULL;
+            r->hn = 0;
+        }
+    }
+    return 0;
+}
+
 uint64_t rep_vectors_unit(const rep_vectors *v, uint32_t rank, uint64_t k, uint64_t host_ns)
 {
     const rvec *r = rank < v->nranks ? &v->r[rank] : NULL;
@@ -309,6 +329,8 @@ uint64_t rep_vectors_unit(const rep_vectors *v, uint32_t rank, uint64_t k, uint6
         return host_ns;
     if (k < r->n)
         return r->gap[k];
+    if (k < r->hn) /* the same for rank and the ranks computing as it */
+        host_ns = r->host[k];
     if (r->pos_ratio && (int64_t)k > r->start && (int64_t)k <= r->start + r->total * r->period)
         return scaled_ns(host_ns, r->pos_ratio[(k - (uint64_t)r->start - 1) % (uint64_t)r->period]);
     return scaled_ns(host_ns, r->ratio);

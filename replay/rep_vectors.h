@@ -8,7 +8,8 @@
  * replayed/host at its position in the loop over the iterations replayed
  * (host: the trace predicted, which holds every iteration), and units after
  * the loop are the host's scaled by the ratio replayed/recorded of the
- * replayed part. */
+ * replayed part.  "The host's" are the replayed rank's own, also for the
+ * ranks that compute as it (rep_vectors_stand_in). */
 #ifndef REP_VECTORS_H
 #define REP_VECTORS_H
 
@@ -39,8 +40,15 @@ int64_t rep_vectors_recorded(const rep_vectors *v, uint32_t rank);
 uint32_t rep_vectors_source(const rep_vectors *v, uint32_t rank, const uint32_t *rep_of);
 /* "3-5,9": the ranks without a vector (malloc'd; NULL when there are none). */
 char *rep_vectors_missing(const rep_vectors *v, uint32_t nranks, const uint32_t *rep_of);
+/* With a plan's rep_of, a rank computing as its representative takes the
+ * representative's units past the end of a partial replay too (its host
+ * units, scaled as its own are), so that every rank of a group computes
+ * exactly as its representative: the representatives' host units are read
+ * from the predicted trace (host).  0, or -1 with err. */
+int rep_vectors_stand_in(rep_vectors *v, ph_trace *host, uint32_t nranks, const uint32_t *rep_of, ph_err *err);
 /* Unit k of rank, in ns; host_ns is the trace's own unit k (for units the
- * replay did not cover). */
+ * replay did not cover; a representative's own, after
+ * rep_vectors_stand_in). */
 uint64_t rep_vectors_unit(const rep_vectors *v, uint32_t rank, uint64_t k, uint64_t host_ns);
 
 #endif

@@ -3,7 +3,8 @@
 # of one group, its representative replayed alone, and phantom predict on
 # that one vector gives every rank exactly the representative's replayed
 # computation (how close that comes to every rank's own vector is timing,
-# measured in bench/representatives and doc/cluster.md).  With host
+# measured in bench/representatives and doc/cluster.md); so does a replay
+# of one iteration of our stencil's loop, extrapolated.  With host
 # vectors, the imbalance program cut into 2 groups ({0} and {1-3}) predicts
 # what a copy of its trace predicts in which ranks 1-3 take the
 # representative's gaps between calls (tests/trace_copy's gaps-of edit):
@@ -71,6 +72,33 @@ got = [r['comp_ps'] for r in p['ranks']]
 if len(got) != 4 or any(g != want for g in got):
     sys.exit(f'comp_ps per rank {got}, representative {rep} replayed {want} ps')
 print(f'lammps: every rank computes {want / 1e9:.1f} ms, as representative {rep} replayed alone')
+PY
+
+# A partial replay: our stencil's representative replays one of its loop's
+# iterations; past that, the other ranks still compute as it (its host
+# units, scaled), not from their own host units, which on this
+# oversubscribed host differ.
+prog=$(cd "$WORK" && build_prog stencil.c)
+"$PHANTOM" record --log -o "$WORK/st.trace" -- mpirun --oversubscribe -np 4 "$prog" 256 40 > "$WORK/st.out" 2>&1 ||
+  fail "stencil under phantom record --log"
+"$PHANTOM" cluster "$WORK/st.trace" -k 1 --ppn 2 -o "$WORK/st-k1.json" > "$WORK/c.txt" || fail "phantom cluster -k 1 on the stencil"
+rep=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["groups"][0]["representative"])' "$WORK/st-k1.json")
+(cd "$WORK" && "$PHANTOM" replay "$WORK/st.trace" --ranks "$rep" --isolated --plan "$WORK/st-k1.json" \
+   --iterations 1 --name part -- "$prog" 256 40 > "$WORK/part.out" 2>&1) ||
+  { tail "$WORK/part.out"; fail "replaying one iteration of representative $rep"; }
+predict_json "$WORK/st.trace" "$WORK/part.json" --comp part --groups "$WORK/st-k1.json"
+python3 - "$WORK/part.json" "$WORK/st.trace/replay/part/meta.json" "$rep" <<'PY' || fail "a partial replay: ranks do not compute as their representative"
+import json, sys
+p, m, rep = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), int(sys.argv[3])
+one = m['replay']['replays'][0]['per_rank'][0]
+loop = one['loop']
+assert one['rank'] == rep and loop['iterations_replayed'] == 1 < loop['iterations'], one
+got = [r['comp_ps'] for r in p['ranks']]
+if len(got) != 4 or len(set(got)) != 1 or got[0] <= one['computation_ns'] * 1000:
+    sys.exit(f'comp_ps per rank {got}, representative {rep} replayed 1 of {loop["iterations"]} iterations '
+             f'({one["computation_ns"]} ns)')
+print(f'stencil: every rank computes {got[0] / 1e9:.2f} ms, as representative {rep} replayed 1 of '
+      f'{loop["iterations"]} iterations ({one["computation_ns"] / 1e6:.2f} ms) and extrapolated')
 PY
 
 prog=$(cd "$WORK" && build_prog imbalance.c)
