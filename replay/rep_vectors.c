@@ -311,13 +311,10 @@ int rep_vectors_stand_in(rep_vectors *v, ph_trace *host, uint32_t nranks, const 
         rvec *r = src < v->nranks ? &v->r[src] : NULL;
         if (src == rank || !r || !r->gap || r->host)
             continue;
+        if (r->recorded >= 0 && r->n >= (uint64_t)r->recorded)
+            continue; /* a whole replay: its units cover every event */
         if (read_gaps(host, src, UINT64_MAX, &r->host, &r->hn, err) < 0)
             return -1;
-        if (r->hn <= r->n) { /* a whole replay: its units cover every event */
-            free(r->host);
-            r->host = NULL;
-            r->hn = 0;
-        }
     }
     return 0;
 }
