@@ -44,9 +44,12 @@ $PREDICT "$WORK/p2p.trace" --platform "$WORK/here.conf" > "$WORK/p.txt" ||
 grep -q "predicted run time" "$WORK/p.txt" || fail "no prediction: $(cat "$WORK/p.txt")"
 
 # o_poll keeps the runs within twice their median: a preloaded shim stalls
-# 4 of the 15 poll runs by 20 ms (the way a CPU quota's pauses hit some of
-# them), and o_poll must stay near the unstalled calibration's (dropping
-# the slowest tenth kept two stalled runs: hundreds of ns more).
+# 4 of the 15 poll runs by 200 ms (the way a CPU quota's pauses hit some of
+# them), and o_poll must stay below what one stalled run counted would add:
+# 200 ms over at most 10,000 polls in each of 15 runs, 1,333 ns (dropping
+# the slowest tenth kept three).  A closer bound, 1.5 times the unstalled
+# calibration's, failed when other tests loaded the machine through one of
+# the two calibrations only (23 ns, then 130 ns with 20 ms stalls).
 # The shim also notes the buffers of the large ping-pongs (G): a rank must
 # send from one and receive into another, as applications do (receiving
 # into the buffer it had just sent from, calibrate measured half the
@@ -106,7 +109,7 @@ int MPI_Test(MPI_Request *q, int *flag, MPI_Status *st)
     if (armed) {
         armed = 0;
         if (++run % 3 == 2 && run < 14) /* runs 2, 5, 8 and 11 */
-            usleep(20000);
+            usleep(200000);
     }
     return PMPI_Test(q, flag, st);
 }
@@ -121,7 +124,7 @@ def o_poll(path):
     return float(re.search(r'^o_poll = ([0-9.]+)ns', open(path).read(), re.M).group(1))
 here, stalled = o_poll(sys.argv[1]), o_poll(sys.argv[2])
 print(f"o_poll {here} ns, with 4 of 15 runs stalled {stalled} ns")
-if stalled > 1.5 * here + 50: sys.exit(f"o_poll {stalled} ns with 4 runs stalled, {here} ns without")
+if stalled >= here + 1000: sys.exit(f"o_poll {stalled} ns with 4 runs stalled, {here} ns without")
 hd = float(re.search(r'^half_duplex = ([0-9.]+)', open(sys.argv[2]).read(), re.M).group(1))
 print(f"half_duplex with one-way-at-a-time exchanges: {hd}")
 if hd < 0.6: sys.exit(f"half_duplex {hd} where every exchange took two one-way times")
