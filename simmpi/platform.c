@@ -329,7 +329,7 @@ int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
     size_t cap = 0;
     pline l = {.path = path, .err = err};
     unsigned seen[3] = {0};
-    int rc = 0;
+    int rc = 0, keys = 0;
     ssize_t n;
     while (rc == 0 && (n = getline(&buf, &cap, f)) != -1) {
         l.line++;
@@ -350,6 +350,7 @@ int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
         *eq = 0;
         char *k = trim(s), *v = trim(eq + 1);
         rc = !*k || !*v ? bad(&l, "expected 'key = value'%s%s", "", "") : set_key(&l, p, k, v, seen);
+        keys++;
     }
     if (rc == 0 && ferror(f)) {
         ph_err_set(err, "%s: cannot read: %s", path, strerror(errno));
@@ -357,7 +358,10 @@ int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
     }
     free(buf);
     fclose(f);
-    if (rc == 0 && (p->noise_pause || p->noise_period) && !(p->noise_pause && p->noise_period)) {
+    if (rc == 0 && keys == 0) { /* an empty file (a failed calibrate's, say) is not the defaults' platform */
+        ph_err_set(err, "%s: no 'key = value' line: not a platform file (doc/platform-format.md)", path);
+        rc = -1;
+    } else if (rc == 0 && (p->noise_pause || p->noise_period) && !(p->noise_pause && p->noise_period)) {
         ph_err_set(err, "%s: noise_pause and noise_rate: one needs the other", path);
         rc = -1;
     } else if (rc == 0 && p->noise_pause >= p->noise_period && p->noise_period) {

@@ -36,6 +36,14 @@ bad() { # bad WANT-REGEX [platform lines...]
   grep -q "$want" "$WORK/err" || { cat "$WORK/err"; fail "error for '$*' does not match '$want'"; }
 }
 bad "bad.conf:2: unknown key 'latency'" "o_s = 1us" "latency = 2us"
+# A file with no key at all (empty, or only comments) is not a platform
+# running on the defaults.
+bad "bad.conf: no 'key = value' line: not a platform file" "# a comment" ""
+: > "$WORK/empty.conf"
+rc=0; $PREDICT "$WORK/e" --platform "$WORK/empty.conf" > /dev/null 2> "$WORK/err" || rc=$?
+expect "empty file: status" $rc 1
+expect "empty file: error" "$(cat "$WORK/err")" \
+  "phantom predict: $WORK/empty.conf: no 'key = value' line: not a platform file (doc/platform-format.md)"
 # A line is a line however long (a comment of 3,000 characters once read as
 # three, the last an error on the wrong line); a NUL byte is not a text file.
 python3 -c "print('# ' + 'x = 1 ' * 500); print('name = longline'); print('L = 3us  # ' + 'y' * 3000)" \
