@@ -552,9 +552,14 @@ int main(int argc, char **argv)
                             "mpirun -np 2 --map-by node phantom calibrate -o FILE\n", np);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    /* Written to PATH.part, renamed over PATH when complete: a calibration
+     * cut short (^C, a job's time limit) leaves PATH as it was, not empty. */
     FILE *out = stdout;
-    if (me == 0 && path && !(out = fopen(path, "w"))) {
-        fprintf(stderr, "phantom calibrate: %s: cannot create: %s\n", path, strerror(errno));
+    char *part = path ? malloc(strlen(path) + sizeof ".part") : NULL;
+    if (part)
+        strcat(strcpy(part, path), ".part");
+    if (me == 0 && path && (!part || !(out = fopen(part, "w")))) {
+        fprintf(stderr, "phantom calibrate: %s: cannot create: %s\n", part ? part : path, strerror(errno));
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     sbuf = malloc(BUF_BYTES);
@@ -575,11 +580,13 @@ int main(int argc, char **argv)
     measured m = measure(reps, throttled);
     if (me == 0) {
         write_platform(out, name, &m, cpu, share, measured_share, throttled ? 1 / share : 1);
-        if (out != stdout && fclose(out) != 0) {
+        if (out != stdout && (fclose(out) != 0 || rename(part, path) != 0)) {
             fprintf(stderr, "phantom calibrate: %s: write failed: %s\n", path, strerror(errno));
+            unlink(part);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     }
+    free(part);
     free(cpu);
     free(sbuf);
     free(rbuf);
