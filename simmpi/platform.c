@@ -358,7 +358,9 @@ int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
     }
     free(buf);
     fclose(f);
-    if (rc == 0 && keys == 0) { /* an empty file (`... > FILE` of a command that failed, say) is not the defaults' platform */
+    /* An empty file (`... > FILE` of a command that failed, say) is not a
+     * platform of every default. */
+    if (rc == 0 && keys == 0) {
         ph_err_set(err, "%s: no 'key = value' line: not a platform file (doc/platform-format.md)", path);
         rc = -1;
     } else if (rc == 0 && (p->noise_pause || p->noise_period) && !(p->noise_pause && p->noise_period)) {
