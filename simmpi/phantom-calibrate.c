@@ -40,6 +40,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -533,6 +534,28 @@ static void write_platform(FILE *out, const char *name, const measured *m, const
         write_noise(out, cpu, 2); /* calibrate runs on two ranks */
 }
 
+/* The half-written PATH.part of rank 0, removed if a signal ends the
+ * calibration (^C, mpirun passing on a job's time limit or a partner's
+ * abort): set once, before the handlers, and this program has one thread. */
+static const char *volatile part_to_remove;
+
+static void remove_part_and_die(int sig)
+{
+    if (part_to_remove)
+        unlink(part_to_remove); /* async-signal-safe, as are the two below */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void remove_part_on_signals(const char *part)
+{
+    part_to_remove = part;
+    struct sigaction sa = {.sa_handler = remove_part_and_die};
+    sigemptyset(&sa.sa_mask);
+    for (const int *sig = (const int[]){SIGINT, SIGTERM, SIGHUP, SIGXCPU, 0}; *sig; sig++)
+        sigaction(*sig, &sa, NULL);
+}
+
 /* phantom-calibrate NAME REPS SHARE [FILE]  (SHARE: "auto" or --cpu-share's value) */
 int main(int argc, char **argv)
 {
@@ -553,14 +576,18 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     /* Written to PATH.part, renamed over PATH when complete: a calibration
-     * cut short (^C, a job's time limit) leaves PATH as it was, not empty. */
+     * cut short (^C, a job's time limit) leaves PATH as it was, not empty,
+     * and no PATH.part behind. */
     FILE *out = stdout;
-    char *part = path ? malloc(strlen(path) + sizeof ".part") : NULL;
-    if (part)
-        strcat(strcpy(part, path), ".part");
-    if (me == 0 && path && (!part || !(out = fopen(part, "w")))) {
-        fprintf(stderr, "phantom calibrate: %s: cannot create: %s\n", part ? part : path, strerror(errno));
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    char *part = NULL;
+    if (me == 0 && path) {
+        if ((part = malloc(strlen(path) + sizeof ".part")))
+            strcat(strcpy(part, path), ".part");
+        if (!part || !(out = fopen(part, "w"))) {
+            fprintf(stderr, "phantom calibrate: %s: cannot create: %s\n", part ? part : path, strerror(errno));
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        remove_part_on_signals(part);
     }
     sbuf = malloc(BUF_BYTES);
     rbuf = malloc(BUF_BYTES);
@@ -586,6 +613,7 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     }
+    part_to_remove = NULL; /* renamed: PATH now, not ours to remove */
     free(part);
     free(cpu);
     free(sbuf);

@@ -180,11 +180,14 @@ done
 mpirun_n 2 "$PHANTOM" calibrate --reps 65 > "$WORK/out" 2>&1 && fail "--reps 65 accepted"
 grep -q -- "--reps: '65' is not a whole number from 1 to 64" "$WORK/out" || fail "unclear --reps error: $(cat "$WORK/out")"
 # A calibration cut short (at 2 s: its poll runs alone are spread over 3 s)
-# leaves the platform file it was to replace as it was, not empty.
+# leaves the platform file it was to replace as it was, not empty, and
+# removes its half-written FILE.part (timeout sends SIGTERM to mpirun, which
+# passes it on).
 echo "name = before  # an earlier calibration" > "$WORK/keep.conf"
 rc=0; PHANTOM_TEST_TIMEOUT=2 mpirun_n 2 "$PHANTOM" calibrate -o "$WORK/keep.conf" > "$WORK/out" 2>&1 || rc=$?
 expect "calibration cut short: timeout's status" $rc 124
 expect "calibration cut short: the file it was to replace" "$(cat "$WORK/keep.conf")" "name = before  # an earlier calibration"
+[ ! -e "$WORK/keep.conf.part" ] || fail "calibration cut short: keep.conf.part left behind"
 
 # --check-cpu: two ranks sharing one CPU each run about half the time, in
 # pauses of a scheduler slice; alone on their cores they run nearly always.
