@@ -7,7 +7,7 @@
 # target, predicted with --json on ib-qdr, 10gbe-cloud and cheap-slow (in
 # $WORK/platforms, so that a test may touch them) at 1, 2 and 4 nodes, each
 # also with computation and with the network twice as fast; then study.json.
-# cheap-slow is 10gbe-cloud with a slower network (L = 100 us), 2 cores per
+# cheap-slow is 10gbe-cloud with a slower network (L = 500 us), 2 cores per
 # node (so 1 node is skipped) and a low price: the cheapest choice, but not
 # within 10% of the fastest.
 # The trace doubles as the log (study.json's "log" is "trace").
@@ -20,7 +20,7 @@ make_study() {
   mkdir -p "$S/predict" "$WORK/platforms"
   cp "$top_srcdir/platforms/ib-qdr.conf" "$top_srcdir/platforms/10gbe-cloud.conf" "$WORK/platforms/"
   sed -e 's/^name = .*/name = cheap-slow/' -e 's/^cores_per_node = .*/cores_per_node = 2/' \
-      -e 's/^price_per_node_hour = .*/price_per_node_hour = 0.2/' -e 's/^L = .*/L = 100us/' \
+      -e 's/^price_per_node_hour = .*/price_per_node_hour = 0.2/' -e 's/^L = .*/L = 500us/' \
       -e 's/^calibrated = .*/calibrated = 2026-11-01, a made-up platform for tests/' \
       "$top_srcdir/platforms/10gbe-cloud.conf" > "$WORK/platforms/cheap-slow.conf"
   echo "cpu_share = 50%    # calibrated on a throttled node: the report must say so" >> "$WORK/platforms/cheap-slow.conf"
