@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "phantom.h"
 #include "simmpi.h"
@@ -1530,6 +1531,22 @@ static void teardown(exporter *x, xrank *r)
     ph_trace_close(x->t);
 }
 
+/* An export that failed after it began writing OUT.d: its rank files are
+ * part of no whole, and may have overwritten some of an earlier export's,
+ * which OUT lists.  So remove OUT, every rank file it would have written,
+ * and OUT.d if nothing else is in it. */
+static void remove_partial(const exporter *x)
+{
+    for (uint32_t i = 0; i < x->n; i++) {
+        char *path = rank_path(x, i);
+        if (path)
+            unlink(path);
+        free(path);
+    }
+    unlink(x->out);
+    rmdir(x->dir);
+}
+
 static int run(int argc, char **argv)
 {
     eopts o = {0};
@@ -1539,14 +1556,20 @@ static int run(int argc, char **argv)
     exporter x = {.trace = o.trace, .out = o.out};
     xrank r = {.x = &x};
     rc = setup(&x, &o);
-    for (uint32_t i = 0; rc == CLI_OK && i < x.n; i++)
-        rc = export_rank(&x, &r, i);
+    uint32_t written = 0; /* rank files opened */
+    for (; rc == CLI_OK && written < x.n; written++)
+        rc = export_rank(&x, &r, written);
     if (rc == CLI_OK)
         rc = write_index(&x);
     char *xml = NULL, *hosts = NULL;
     uint32_t nodes = 0;
     if (rc == CLI_OK && o.platform)
         rc = write_platform(&x, &xml, &hosts, &nodes);
+    if (rc != CLI_OK && written) {
+        remove_partial(&x);
+        if (xml) /* write_platform failed: what it began */
+            unlink(xml), unlink(hosts);
+    }
     if (rc == CLI_OK) {
         report(&x, o.platform ? xml : NULL, o.platform ? hosts : NULL, nodes);
         rc = cli_flush_stdout("export");

@@ -731,6 +731,14 @@ static int check_replay_events(const popts *o, const simmpi_result *res, const r
     return CLI_OK;
 }
 
+/* Whether msg starts with a path inside the trace directory ("DIR/rank-000003.evt: ..."). */
+static int names_trace_file(const ph_trace *t, const char *msg)
+{
+    const char *dir = ph_trace_dir(t);
+    size_t n = strlen(dir);
+    return strncmp(msg, dir, n) == 0 && msg[n] == '/';
+}
+
 static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_vectors *replayed)
 {
     simmpi_source src;
@@ -749,7 +757,9 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
     int rc = simmpi_run(so, &src, &res, &err);
     progress_end(&pr);
     simmpi_source_trace_close(&src);
-    if (rc < 0)
+    if (rc < 0 && names_trace_file(t, err.msg)) /* the reader's errors name their file */
+        return cli_error("predict", "%s", err.msg);
+    if (rc < 0) /* the simulation's name no file: the trace's */
         return cli_error("predict", "%s: %s", ph_trace_dir(t), err.msg);
     report r = {.o = o, .t = t, .pf = &so->platform, .res = res, .ppn = so->ppn, .probe_ns = so->host_probe_ns};
     if (res->nstuck)

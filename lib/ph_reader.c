@@ -1412,8 +1412,11 @@ ph_trace *ph_trace_open(const char *dir, ph_err *err)
         return NULL;
     }
     t->dir = strdup(dir);
+    /* "lu.trace/", as a shell completes it, names its files lu.trace/meta.json */
+    for (size_t n = t->dir ? strlen(t->dir) : 0; n > 1 && t->dir[n - 1] == '/';)
+        t->dir[--n] = '\0';
     char *mp = NULL;
-    if (!t->dir || asprintf(&mp, "%s/meta.json", dir) < 0) {
+    if (!t->dir || asprintf(&mp, "%s/meta.json", t->dir) < 0) {
         mp = NULL;
         ph_err_set(err, "out of memory");
         goto fail;

@@ -1,7 +1,8 @@
 #!/bin/sh
-# fault-corrupt.sh - damaged traces: `phantom stats` and `phantom dump` must print
-# exactly one line on stderr naming the file and the offset of the damaged
-# frame, exit 1, and never crash (the ASan build runs this too).
+# fault-corrupt.sh - damaged traces: `phantom stats` and `dump` (and, on the
+# first two cases, `cluster`, `predict` and `export`) must print exactly one
+# line on stderr naming the file, once, and the offset of the damaged frame,
+# exit 1, and never crash (the ASan build runs this too).
 #   - a rank file cut short by 7 bytes (truncate -s -7): its last frame;
 #   - one byte flipped in the middle of a rank file: the frame holding it;
 #   - a header cut to 20 bytes, and a bad magic;
@@ -41,8 +42,9 @@ expect() {
     [ $rc -eq 1 ] || fail "$case_: phantom $verb exited $rc, expected 1: $(tail -5 "$WORK/$case_.err")"
     [ "$(wc -l < "$WORK/$case_.err")" -eq 1 ] ||
       fail "$case_: phantom $verb: expected one line on stderr, got: $(cat "$WORK/$case_.err")"
-    grep -q "$file: offset $off\\b" "$WORK/$case_.err" ||
-      fail "$case_: phantom $verb: expected '$file: offset $off', got: $(cat "$WORK/$case_.err")"
+    # the file's own path, once, right after the verb
+    grep -q "^phantom ${verb%% *}: $WORK/$case_/$file: offset $off\\b" "$WORK/$case_.err" ||
+      fail "$case_: phantom $verb: expected '$WORK/$case_/$file: offset $off', got: $(cat "$WORK/$case_.err")"
     echo "$case_: phantom $verb: $(cat "$WORK/$case_.err")"
   done
 }
@@ -57,14 +59,23 @@ damage truncated
 last=$($FRAMES "$WORK/good/rank-000001.evt" | tail -1 | cut -d' ' -f1)
 truncate -s -7 "$WORK/truncated/rank-000001.evt"
 [ "$($FRAMES "$WORK/truncated/rank-000001.evt" --first-bad)" = "$last" ] || fail "truncate did not cut the last frame"
-expect truncated rank-000001.evt "$last" stats dump "dump --json"
+expect truncated rank-000001.evt "$last" stats dump "dump --json" "cluster" \
+  "predict --platform $top_srcdir/platforms/ib-qdr.conf" "predict --threads 2 --platform $top_srcdir/platforms/ib-qdr.conf" \
+  "export --format simgrid -o $WORK/x.tit"
+# an export that failed removes what it wrote: no index, no rank files
+[ ! -e "$WORK/x.tit" ] && [ ! -e "$WORK/x.tit.d" ] || fail "a failed export left $(ls -d "$WORK"/x.tit*)"
+# a trace directory given with a trailing slash, as a shell completes it
+"$PHANTOM" stats "$WORK/truncated/" > /dev/null 2> "$WORK/slash.err" && fail "stats of truncated/ succeeded"
+grep -q "^phantom stats: $WORK/truncated/rank-000001.evt: offset $last\\b" "$WORK/slash.err" ||
+  fail "truncated/: expected '$WORK/truncated/rank-000001.evt: offset $last', got: $(cat "$WORK/slash.err")"
 
 damage flipped
 f=$WORK/flipped/rank-000000.evt
 mid=$(( $(stat -c %s "$f") / 2 ))
 frame=$($FRAMES "$f" --containing $mid)
 flip "$f" $mid
-expect flipped rank-000000.evt "$frame" stats dump "dump --json"
+expect flipped rank-000000.evt "$frame" stats dump "dump --json" "cluster" \
+  "predict --platform $top_srcdir/platforms/ib-qdr.conf" "export --format simgrid -o $WORK/x.tit"
 
 damage short-header
 truncate -s 20 "$WORK/short-header/rank-000001.evt"
