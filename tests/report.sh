@@ -134,6 +134,8 @@ python3 - "$S/report.json" <<'PY' || fail "the study does not make the rule matt
 import json, sys
 cs = json.load(open(sys.argv[1]))["configs"]
 cheapest, fastest = min(cs, key=lambda c: c["cost"]), min(c["time_s"] for c in cs)
+print("cheapest: %s at %d nodes, %.4f s, %.2f times the fastest (%.4f s)" %
+      (cheapest["platform"], cheapest["nodes"], cheapest["time_s"], cheapest["time_s"] / fastest, fastest))
 assert cheapest["platform"] == "cheap-slow" and cheapest["time_s"] > 1.1 * fastest, (cheapest, fastest)
 assert sum(c["pareto"] for c in cs) >= 2
 PY
