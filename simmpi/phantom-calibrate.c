@@ -40,7 +40,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <mpi.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -534,28 +533,6 @@ static void write_platform(FILE *out, const char *name, const measured *m, const
         write_noise(out, cpu, 2); /* calibrate runs on two ranks */
 }
 
-/* The half-written PATH.part of rank 0, removed if a signal ends the
- * calibration (^C, mpirun passing on a job's time limit or a partner's
- * abort): set once, before the handlers, and this program has one thread. */
-static const char *volatile part_to_remove;
-
-static void remove_part_and_die(int sig)
-{
-    if (part_to_remove)
-        unlink(part_to_remove); /* async-signal-safe, as are the two below */
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void remove_part_on_signals(const char *part)
-{
-    part_to_remove = part;
-    struct sigaction sa = {.sa_handler = remove_part_and_die};
-    sigemptyset(&sa.sa_mask);
-    for (const int *sig = (const int[]){SIGINT, SIGTERM, SIGHUP, SIGXCPU, 0}; *sig; sig++)
-        sigaction(*sig, &sa, NULL);
-}
-
 /* phantom-calibrate NAME REPS SHARE [FILE]  (SHARE: "auto" or --cpu-share's value) */
 int main(int argc, char **argv)
 {
@@ -575,19 +552,23 @@ int main(int argc, char **argv)
                             "mpirun -np 2 --map-by node phantom calibrate -o FILE\n", np);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    /* Written to PATH.part, renamed over PATH when complete: a calibration
-     * cut short (^C, a job's time limit) leaves PATH as it was, not empty,
-     * and no PATH.part behind. */
-    FILE *out = stdout;
+    /* The result goes to PATH.part, made only once the measurements are
+     * done and renamed over PATH at once: a calibration cut short (^C, a
+     * job's time limit, even SIGKILL) leaves PATH as it was and no
+     * PATH.part.  Whether PATH.part can be made is tried first, so that a
+     * bad path fails now, not after the measurements. */
     char *part = NULL;
     if (me == 0 && path) {
+        FILE *probe = NULL;
         if ((part = malloc(strlen(path) + sizeof ".part")))
             strcat(strcpy(part, path), ".part");
-        if (!part || !(out = fopen(part, "w"))) {
+        if (!part || !(probe = fopen(part, "w"))) {
             fprintf(stderr, "phantom calibrate: %s: cannot create: %s\n", part ? part : path, strerror(errno));
             MPI_Abort(MPI_COMM_WORLD, 1);
+        } else {
+            fclose(probe);
+            unlink(part);
         }
-        remove_part_on_signals(part);
     }
     sbuf = malloc(BUF_BYTES);
     rbuf = malloc(BUF_BYTES);
@@ -606,14 +587,16 @@ int main(int argc, char **argv)
     int throttled = share < SIMMPI_THROTTLED_SHARE;
     measured m = measure(reps, throttled);
     if (me == 0) {
-        write_platform(out, name, &m, cpu, share, measured_share, throttled ? 1 / share : 1);
-        if (out != stdout && (fclose(out) != 0 || rename(part, path) != 0)) {
+        FILE *out = part ? fopen(part, "w") : stdout;
+        if (out)
+            write_platform(out, name, &m, cpu, share, measured_share, throttled ? 1 / share : 1);
+        if (!out || (out != stdout && (fclose(out) != 0 || rename(part, path) != 0))) {
             fprintf(stderr, "phantom calibrate: %s: write failed: %s\n", path, strerror(errno));
-            unlink(part);
+            if (part)
+                unlink(part);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     }
-    part_to_remove = NULL; /* renamed: PATH now, not ours to remove */
     free(part);
     free(cpu);
     free(sbuf);

@@ -180,9 +180,8 @@ done
 mpirun_n 2 "$PHANTOM" calibrate --reps 65 > "$WORK/out" 2>&1 && fail "--reps 65 accepted"
 grep -q -- "--reps: '65' is not a whole number from 1 to 64" "$WORK/out" || fail "unclear --reps error: $(cat "$WORK/out")"
 # A calibration cut short (at 2 s: its poll runs alone are spread over 3 s)
-# leaves the platform file it was to replace as it was, not empty, and
-# removes its half-written FILE.part (timeout sends SIGTERM to mpirun, which
-# passes it on).
+# leaves the platform file it was to replace as it was, not empty, and no
+# FILE.part (made only once the measurements are done).
 echo "name = before  # an earlier calibration" > "$WORK/keep.conf"
 rc=0; PHANTOM_TEST_TIMEOUT=2 mpirun_n 2 "$PHANTOM" calibrate -o "$WORK/keep.conf" > "$WORK/out" 2>&1 || rc=$?
 expect "calibration cut short: timeout's status" $rc 124
