@@ -187,6 +187,12 @@ rc=0; PHANTOM_TEST_TIMEOUT=2 mpirun_n 2 "$PHANTOM" calibrate -o "$WORK/keep.conf
 expect "calibration cut short: timeout's status" $rc 124
 expect "calibration cut short: the file it was to replace" "$(cat "$WORK/keep.conf")" "name = before  # an earlier calibration"
 [ ! -e "$WORK/keep.conf.part" ] || fail "calibration cut short: keep.conf.part left behind"
+# A FILE that cannot be written fails at once (within 5 s: before the
+# measurements), with one line naming it.
+rc=0; PHANTOM_TEST_TIMEOUT=5 mpirun_n 2 "$PHANTOM" calibrate -o "$WORK/no/such/dir.conf" > "$WORK/out" 2>&1 || rc=$?
+expect "calibrate -o into a missing directory: status" $rc 1
+grep -q "^phantom calibrate: $WORK/no/such/dir.conf.part: cannot create: No such file or directory$" "$WORK/out" ||
+  fail "calibrate -o into a missing directory: $(cat "$WORK/out")"
 
 # --check-cpu: two ranks sharing one CPU each run about half the time, in
 # pauses of a scheduler slice; alone on their cores they run nearly always.
