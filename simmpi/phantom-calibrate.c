@@ -407,16 +407,30 @@ typedef struct measured {
     int reps;
 } measured;
 
+/* Progress on stderr, from rank 0: a calibration takes about 10 s, and
+ * under mpirun stderr is no terminal to draw a bar on, so one line a step. */
+#define STEPS 6
+static double started_s; /* set once in main (this program has one thread) */
+
+static void step(int k, const char *what)
+{
+    if (me == 0)
+        fprintf(stderr, "phantom calibrate: [%d/%d] %s (at %.1f s)\n", k, STEPS, what, mono_s() - started_s);
+}
+
 static measured measure(int reps, int throttled)
 {
     runs rs = {.reps = throttled ? (3 * reps < MAX_REPS ? 3 * reps : MAX_REPS) : reps, .throttled = throttled};
     measured m = {.reps = rs.reps};
     keep_median = throttled;
+    step(2, "send and receive overheads o_s, o_r");
     double warm = oneway(8, iters(&rs, 2000, 0), 3); /* warms up, and estimates T(8) from a long run */
     m.os = send_overhead(rs.reps);
     m.orr = recv_overhead(rs.reps);
+    step(3, "polls that find nothing: o_poll, o_iprobe");
     m.opoll = poll_overhead(rs.reps, 0, iters(&rs, 10000, 1000));
     m.oiprobe = poll_overhead(rs.reps, 1, iters(&rs, 10000, 1000));
+    step(4, "ping-pong of small messages: L");
     m.t1 = oneway(1, iters(&rs, 5000, 2 * warm), rs.reps);
     m.t256 = oneway(256, iters(&rs, 5000, 2 * warm), rs.reps);
     if (m.os > m.t1)
@@ -427,6 +441,7 @@ static measured measure(int reps, int throttled)
     /* G: the slope over large messages; throttled, between 256 KiB and 1
      * MiB, whose round trips fit in a short run as 4 MiB ones do not. */
     long big0 = throttled ? 256L << 10 : 1L << 20, big1 = throttled ? 1L << 20 : 4L << 20;
+    step(5, "large messages, one way and exchanged: G, half_duplex");
     m.tb0 = oneway(big0, throttled ? 1 : 20, rs.reps);
     m.tb1 = oneway(big1, throttled ? 1 : 10, rs.reps);
     m.big0 = big0;
@@ -439,6 +454,7 @@ static measured measure(int reps, int throttled)
     double gx = (m.xb1 - m.xb0) / (double)(big1 - big0);
     m.half_duplex = m.g > 0 ? gx / m.g - 1 : 0;
     m.half_duplex = m.half_duplex < 0 ? 0 : m.half_duplex > 1 ? 1 : m.half_duplex;
+    step(6, "the eager limit and o'");
     double excess;
     scan sc = {.rs = rs, .t1 = m.t1, .g = m.g};
     m.eager = eager_limit(&sc, &excess);
@@ -578,6 +594,8 @@ int main(int argc, char **argv)
     }
     memset(sbuf, 1, BUF_BYTES); /* touched: no page faults inside the timed runs */
     memset(rbuf, 2, BUF_BYTES);
+    started_s = mono_s();
+    step(1, "the CPU's share of the time");
     cpu_seen *cpu = settled_cpu(np);
     /* The least share any rank ran, or the one --cpu-share gave: both
      * ranks need it (the eager-limit scan's runs depend on it). */
@@ -596,6 +614,8 @@ int main(int argc, char **argv)
                 unlink(part);
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
+        fprintf(stderr, "phantom calibrate: %s%s in %.1f s\n", path ? "wrote " : "done", path ? path : "",
+                mono_s() - started_s);
     }
     free(part);
     free(cpu);

@@ -10,6 +10,18 @@
 grep -q "not started by an MPI launcher" "$WORK/err" || fail "unclear error: $(cat "$WORK/err")"
 mpirun_n 2 "$PHANTOM" calibrate --reps 3 -o "$WORK/here.conf" > "$WORK/out" 2>&1 ||
   { cat "$WORK/out"; fail "phantom calibrate failed"; }
+# progress: rank 0's six steps in order, each at a time no earlier than the
+# last, then the file written
+python3 - "$WORK/out" "$WORK/here.conf" <<'PY' || fail "progress lines: $(cat "$WORK/out")"
+import re, sys
+text = open(sys.argv[1]).read()
+steps = re.findall(r'^phantom calibrate: \[(\d)/6\] .* \(at ([0-9.]+) s\)$', text, re.M)
+if [int(k) for k, _ in steps] != [1, 2, 3, 4, 5, 6]: sys.exit(f'steps {steps}')
+at = [float(t) for _, t in steps]
+if at != sorted(at): sys.exit(f'times {at}')
+end = re.findall(r'^phantom calibrate: wrote (.*) in ([0-9.]+) s$', text, re.M)
+if len(end) != 1 or end[0][0] != sys.argv[2] or float(end[0][1]) < at[-1]: sys.exit(f'end {end}')
+PY
 grep -q "^name = here$" "$WORK/here.conf" || fail "platform name: $(head -8 "$WORK/here.conf")"
 grep -q "^# Measured by phantom calibrate on .* at 20" "$WORK/here.conf" || fail "no provenance line"
 grep -q "^cpu_share = [01]\.[0-9]\{3\} " "$WORK/here.conf" || fail "no cpu_share line: $(grep cpu_share "$WORK/here.conf")"
