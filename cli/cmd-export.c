@@ -1556,16 +1556,15 @@ static int run(int argc, char **argv)
     exporter x = {.trace = o.trace, .out = o.out};
     xrank r = {.x = &x};
     rc = setup(&x, &o);
-    uint32_t written = 0; /* rank files opened */
-    for (; rc == CLI_OK && written < x.n; written++)
-        rc = export_rank(&x, &r, written);
+    for (uint32_t i = 0; rc == CLI_OK && i < x.n; i++)
+        rc = export_rank(&x, &r, i);
     if (rc == CLI_OK)
         rc = write_index(&x);
     char *xml = NULL, *hosts = NULL;
     uint32_t nodes = 0;
     if (rc == CLI_OK && o.platform)
         rc = write_platform(&x, &xml, &hosts, &nodes);
-    if (rc != CLI_OK && written) {
+    if (rc != CLI_OK && x.dir) { /* OUT.d is setup's last step: the writing began */
         remove_partial(&x);
         if (xml) /* write_platform failed: what it began */
             unlink(xml), unlink(hosts);

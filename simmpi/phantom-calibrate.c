@@ -610,8 +610,7 @@ int main(int argc, char **argv)
             write_platform(out, name, &m, cpu, share, measured_share, throttled ? 1 / share : 1);
         if (!out || (out != stdout && (fclose(out) != 0 || rename(part, path) != 0))) {
             fprintf(stderr, "phantom calibrate: %s: write failed: %s\n", path, strerror(errno));
-            if (part)
-                unlink(part);
+            unlink(part); /* set: writing to stdout (no PATH) never comes here */
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
         fprintf(stderr, "phantom calibrate: %s%s in %.1f s\n", path ? "wrote " : "done", path ? path : "",
