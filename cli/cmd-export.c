@@ -1431,8 +1431,14 @@ static int write_hosts(exporter *x, const char *path)
 
 static int write_platform(exporter *x, char **xml, char **hosts, uint32_t *nodes)
 {
-    if (asprintf(xml, "%s.xml", x->out) < 0 || asprintf(hosts, "%s.hosts", x->out) < 0)
+    if (asprintf(xml, "%s.xml", x->out) < 0) {
+        *xml = NULL; /* asprintf leaves it undefined */
         return oom();
+    }
+    if (asprintf(hosts, "%s.hosts", x->out) < 0) {
+        *hosts = NULL;
+        return oom();
+    }
     *nodes = (x->n + x->ppn - 1) / x->ppn;
     int rc = write_xml(x, *xml, *nodes);
     return rc == CLI_OK ? write_hosts(x, *hosts) : rc;
@@ -1567,7 +1573,9 @@ static int run(int argc, char **argv)
     if (rc != CLI_OK && x.dir) { /* OUT.d is setup's last step: the writing began */
         remove_partial(&x);
         if (xml) /* write_platform failed: what it began */
-            unlink(xml), unlink(hosts);
+            unlink(xml);
+        if (hosts)
+            unlink(hosts);
     }
     if (rc == CLI_OK) {
         report(&x, o.platform ? xml : NULL, o.platform ? hosts : NULL, nodes);
