@@ -138,8 +138,8 @@ static void defaults(ph_stream_opts *o, const ph_stream_opts *in)
         *o = *in;
     else
         memset(o, 0, sizeof *o);
-    if (!o->block_size)
-        o->block_size = 1u << 20;
+    if (!o->block_size) /* doc/trace-format.md: what a reader holds per rank */
+        o->block_size = PH_BLOCK_DEFAULT;
     if (o->nbuffers < 2)
         o->nbuffers = 4;
     if (!o->level)

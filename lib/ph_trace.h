@@ -122,8 +122,14 @@ int ph_header_decode(const uint8_t in[PH_HEADER_SIZE], const char *expect_magic,
 
 /* ---- writing: a stream of independently decodable zstd frames ------------- */
 typedef struct ph_stream ph_stream;
+/* A prediction holds every rank's current block at once, decompressed:
+ * with 1 MiB blocks a 16,384-rank recording needed 16 GiB for them alone.
+ * 64 KiB makes files a few per cent larger or smaller, and costs no speed
+ * (doc/bench-record.md). */
+#define PH_BLOCK_DEFAULT (64u << 10)
+
 typedef struct ph_stream_opts {
-    size_t block_size;  /* raw bytes per frame (default 1 MiB)                 */
+    size_t block_size;  /* raw bytes per frame (default PH_BLOCK_DEFAULT)      */
     int nbuffers;       /* pre-touched buffers in flight (default 4)             */
     int level;          /* zstd level (default 1)                               */
     int background;     /* compress and write from a background thread          */

@@ -651,7 +651,12 @@ static ph_stream *open_stream(const char *ext, const char *magic, size_t block, 
                         .flags = (rec.logging ? PH_FLAG_LOG : 0) | (rec.log_set ? PH_FLAG_SUBGROUP : 0),
                         .t0 = rec.t0};
     memcpy(h.magic, magic, 8);
-    ph_stream_opts o = {.block_size = block, .nbuffers = 4,
+    /* 4 MiB in flight, as four blocks of 1 MiB were before blocks became
+     * 64 KiB: a slow file system stalls the rank no sooner.  At least 4
+     * buffers, at most 256. */
+    size_t nbuf = (4u << 20) / block;
+    nbuf = nbuf < 4 ? 4 : nbuf > 256 ? 256 : nbuf;
+    ph_stream_opts o = {.block_size = block, .nbuffers = (int)nbuf,
                         .level = (int)env_long("PHANTOM_ZSTD_LEVEL", 1, 1, 19), .background = 1,
                         .block_start = with_header ? block_start : NULL};
     ph_err err;
@@ -729,7 +734,7 @@ void rec_init(ph_call *c)
     }
     if (rec.rank == 0)
         write_meta(log_mode, log_mode ? log_ranks : NULL);
-    size_t block = (size_t)env_long("PHANTOM_BLOCK_KB", 1024, 1, 65536) << 10;
+    size_t block = (size_t)env_long("PHANTOM_BLOCK_KB", PH_BLOCK_DEFAULT >> 10, 1, 65536) << 10;
     rec.evt = open_stream("evt", PH_MAGIC_EVT, block, 1);
     if (rec.evt && rec.logging)
         rec.log = open_stream("log", PH_MAGIC_LOG, block * 4, 0);

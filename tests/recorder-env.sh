@@ -55,7 +55,31 @@ run log-empty "PHANTOM_LOG=" 1 0
 run log-no "PHANTOM_LOG=No" 1 0
 run log-yes "PHANTOM_LOG=yes" 1 1
 run log-bad "PHANTOM_LOG=2" 1 0 "PHANTOM_LOG=2 is not 1/yes/true/on or 0/no/false/off; using 0"
-run block-0 "PHANTOM_BLOCK_KB=0" 1 0 "PHANTOM_BLOCK_KB=0 is not a number in \[1, 65536\]; using 1024"
+run block-0 "PHANTOM_BLOCK_KB=0" 1 0 "PHANTOM_BLOCK_KB=0 is not a number in \[1, 65536\]; using 64"
 run depth-x "PHANTOM_CALLSITE_DEPTH=x" 1 0 "PHANTOM_CALLSITE_DEPTH=x is not a number in \[1, 8\]; using 2"
 run clock-bad "PHANTOM_CLOCK=monotnic" 1 0 "PHANTOM_CLOCK=monotnic is not monotonic or tsc; using tsc where invariant"
 run clock-mono "PHANTOM_CLOCK=monotonic" 1 0
+
+# Block sizes: a prediction holds every rank's current block decompressed,
+# so the default is 64 KiB (was 1 MiB); PHANTOM_BLOCK_KB changes it.  Each
+# frame's content size, read from its header by tests/zstd_frames.py (not
+# by phantom's reader), is at most the block size, and a rank file of more
+# than one block's events has more than one frame.
+# frames NAME "VAR=VALUE;..." MAX-RAW-BYTES
+frames() {
+  name=$1 env=$2 max=$3
+  dir=$WORK/$name.trace
+  OMPI_MCA_mca_base_env_list="LD_PRELOAD=$PRELOAD_LIST;PHANTOM_TRACE_DIR=$dir;$env" \
+    mpirun_n $NP "$prog" -n 20000 -x 3 > "$WORK/$name.out" 2> "$WORK/$name.err" || true
+  for f in "$dir"/rank-*.evt; do
+    python3 "$top_srcdir/tests/zstd_frames.py" "$f" > "$WORK/$name.frames" || fail "$name: $f: not zstd frames"
+    verdict=$(awk -v max="$max" -v f="$f" -v name="$name" '
+      { n++; total += $3; if ($3 > max) { printf "%s: %s: a frame of %d raw bytes, over %d\n", name, f, $3, max; bad = 1 } }
+      END { if (total > max && n < 2) { printf "%s: %s: %d raw bytes in %d frame\n", name, f, total, n; bad = 1 }
+            if (!bad) printf "%s: %s: %d frames, %d raw bytes, none over %d\n", name, f, n, total, max
+            exit bad }' "$WORK/$name.frames") || fail "$verdict"
+    echo "$verdict"
+  done
+}
+frames block-default "PHANTOM_DISABLE=0" 65536
+frames block-16 "PHANTOM_BLOCK_KB=16" 16384
