@@ -642,7 +642,12 @@ static void at_exit(void)
     }
 }
 
-static ph_stream *open_stream(const char *ext, const char *magic, size_t block, int with_header)
+/* inflight: bytes of blocks that may wait for the writer thread before a
+ * call has to (as many as before blocks became 64 KiB: four of 1 MiB for
+ * events, four of 4 MiB for the log), so a slow file system stalls the
+ * rank no sooner; at least 4 blocks, at most 256. */
+static ph_stream *open_stream(const char *ext, const char *magic, size_t block, size_t inflight,
+                              int with_header)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/rank-%06d.%s", rec.dir, rec.rank, ext);
@@ -651,10 +656,7 @@ static ph_stream *open_stream(const char *ext, const char *magic, size_t block, 
                         .flags = (rec.logging ? PH_FLAG_LOG : 0) | (rec.log_set ? PH_FLAG_SUBGROUP : 0),
                         .t0 = rec.t0};
     memcpy(h.magic, magic, 8);
-    /* 4 MiB in flight, as four blocks of 1 MiB were before blocks became
-     * 64 KiB: a slow file system stalls the rank no sooner.  At least 4
-     * buffers, at most 256. */
-    size_t nbuf = (4u << 20) / block;
+    size_t nbuf = inflight / block;
     nbuf = nbuf < 4 ? 4 : nbuf > 256 ? 256 : nbuf;
     ph_stream_opts o = {.block_size = block, .nbuffers = (int)nbuf,
                         .level = (int)env_long("PHANTOM_ZSTD_LEVEL", 1, 1, 19), .background = 1,
@@ -735,9 +737,9 @@ void rec_init(ph_call *c)
     if (rec.rank == 0)
         write_meta(log_mode, log_mode ? log_ranks : NULL);
     size_t block = (size_t)env_long("PHANTOM_BLOCK_KB", PH_BLOCK_DEFAULT >> 10, 1, 65536) << 10;
-    rec.evt = open_stream("evt", PH_MAGIC_EVT, block, 1);
+    rec.evt = open_stream("evt", PH_MAGIC_EVT, block, 4u << 20, 1);
     if (rec.evt && rec.logging)
-        rec.log = open_stream("log", PH_MAGIC_LOG, block * 4, 0);
+        rec.log = open_stream("log", PH_MAGIC_LOG, block * 4, 16u << 20, 0);
     if (!rec.evt || (rec.logging && !rec.log))
         return;
     /* MPI_COMM_WORLD is local 0 and trace id 0 without a definition record. */

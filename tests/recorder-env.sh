@@ -71,6 +71,7 @@ frames() {
   dir=$WORK/$name.trace
   OMPI_MCA_mca_base_env_list="LD_PRELOAD=$PRELOAD_LIST;PHANTOM_TRACE_DIR=$dir;$env" \
     mpirun_n $NP "$prog" -n 20000 -x 3 > "$WORK/$name.out" 2> "$WORK/$name.err" || true
+  [ "$(find "$dir" -name 'rank-*.evt' | wc -l)" -eq $NP ] || fail "$name ($env): want $NP event files: $(cat "$WORK/$name.err")"
   for f in "$dir"/rank-*.evt; do
     python3 "$top_srcdir/tests/zstd_frames.py" "$f" > "$WORK/$name.frames" || fail "$name: $f: not zstd frames"
     verdict=$(awk -v max="$max" -v f="$f" -v name="$name" '
