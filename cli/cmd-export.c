@@ -1553,6 +1553,20 @@ static void remove_partial(const exporter *x)
     rmdir(x->dir);
 }
 
+/* With --platform, a failed export removes OUT.xml and OUT.hosts too: what
+ * it began of them, or an earlier export's, for the OUT just removed. */
+static void remove_platform(const exporter *x)
+{
+    static const char *const ext[] = {".xml", ".hosts"};
+    for (size_t i = 0; i < sizeof ext / sizeof *ext; i++) {
+        char *p;
+        if (asprintf(&p, "%s%s", x->out, ext[i]) >= 0) {
+            unlink(p);
+            free(p);
+        }
+    }
+}
+
 static int run(int argc, char **argv)
 {
     eopts o = {0};
@@ -1572,10 +1586,8 @@ static int run(int argc, char **argv)
         rc = write_platform(&x, &xml, &hosts, &nodes);
     if (rc != CLI_OK && x.dir) { /* OUT.d is setup's last step: the writing began */
         remove_partial(&x);
-        if (xml) /* write_platform failed: what it began */
-            unlink(xml);
-        if (hosts)
-            unlink(hosts);
+        if (o.platform)
+            remove_platform(&x);
     }
     if (rc == CLI_OK) {
         report(&x, o.platform ? xml : NULL, o.platform ? hosts : NULL, nodes);

@@ -69,13 +69,22 @@ expect truncated rank-000001.evt "$last" stats dump "dump --json" "cluster" \
 grep -q "^phantom stats: $WORK/truncated/rank-000001.evt: offset $last\\b" "$WORK/slash.err" ||
   fail "truncated/: expected '$WORK/truncated/rank-000001.evt: offset $last', got: $(cat "$WORK/slash.err")"
 
+# an export with --platform over an earlier one of the good trace, which
+# fails: none of y.tit, its rank files, y.tit.xml and y.tit.hosts is left
+"$PHANTOM" export "$WORK/good" --format simgrid --platform "$top_srcdir/platforms/ib-qdr.conf" -o "$WORK/y.tit" \
+  > /dev/null 2> "$WORK/y.err" || fail "export of the good trace: $(cat "$WORK/y.err")"
+[ -s "$WORK/y.tit.xml" ] && [ -s "$WORK/y.tit.hosts" ] || fail "export --platform wrote no y.tit.xml or y.tit.hosts"
+
 damage flipped
 f=$WORK/flipped/rank-000000.evt
 mid=$(( $(stat -c %s "$f") / 2 ))
 frame=$($FRAMES "$f" --containing $mid)
 flip "$f" $mid
 expect flipped rank-000000.evt "$frame" stats dump "dump --json" "cluster" \
-  "predict --platform $top_srcdir/platforms/ib-qdr.conf" "export --format simgrid -o $WORK/x.tit"
+  "predict --platform $top_srcdir/platforms/ib-qdr.conf" "export --format simgrid -o $WORK/x.tit" \
+  "export --format simgrid --platform $top_srcdir/platforms/ib-qdr.conf -o $WORK/y.tit"
+left=$(ls -d "$WORK"/y.tit* 2> /dev/null || true)
+[ -z "$left" ] || fail "a failed export --platform over an earlier one left: $left"
 
 damage short-header
 truncate -s 20 "$WORK/short-header/rank-000001.evt"
