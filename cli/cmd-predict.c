@@ -881,6 +881,8 @@ static int run(int argc, char **argv)
     so.queue = o.queue;
     if (simmpi_platform_load(o.platform, &so.platform, &err) < 0)
         return cli_error("predict", "%s", err.msg);
+    if (so.platform.network_defaults)
+        cli_warn("predict", "%s " SIMMPI_NETWORK_DEFAULTS_WARNING, o.platform);
     if (o.svg && !(o.svg_out = svg_to_stdout(&o) ? stdout : fopen(o.svg, "w")))
         return cli_error("predict", "--svg %s: cannot write: %s", o.svg, strerror(errno));
     if (o.net_scale != 1.0)

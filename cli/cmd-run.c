@@ -796,6 +796,8 @@ static int check_platforms(json_t *files)
     json_array_foreach(files, i, f) {
         if (simmpi_platform_load(json_string_value(f), &p, &err) < 0)
             return cli_error("run", "%s", err.msg);
+        if (p.network_defaults)
+            cli_warn("run", "%s " SIMMPI_NETWORK_DEFAULTS_WARNING, json_string_value(f));
     }
     return CLI_OK;
 }

@@ -373,5 +373,6 @@ int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err)
     }
     if (rc == 0)
         inherit(p, seen);
+    p->network_defaults = !((seen[CH_INTER] | seen[CH_INTRA]) & 0x1f); /* names[0..4] */
     return rc;
 }

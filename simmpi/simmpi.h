@@ -83,7 +83,15 @@ typedef struct simmpi_platform {
     int noise_sync_node;
     /* Forced algorithm per collective (Open MPI's numbering); 0 = decision rule. */
     uint8_t coll_alg[SIMMPI_NCOLL];
+    /* Set by simmpi_platform_load: the file gave none of o_s, o_r, L, o' and
+     * G, for either channel, so the network is the defaults' (a file of
+     * cores and price only, say): worth a warning, not an error. */
+    int network_defaults;
 } simmpi_platform;
+
+/* The warning's words, after the file's name. */
+#define SIMMPI_NETWORK_DEFAULTS_WARNING \
+    "gives no network parameter (o_s, o_r, L, o', G): predicting with the defaults of doc/platform-format.md"
 
 /* Defaults (a nominal 10 Gbit/s, 1 us network; see doc/platform-format.md). */
 void simmpi_platform_default(simmpi_platform *p);

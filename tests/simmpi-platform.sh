@@ -25,7 +25,22 @@ for v in 0.25 25%; do
   $PREDICT "$WORK/e" --platform "$WORK/share.conf" --json > "$WORK/p.json" || fail "cpu_share = $v"
   expect "cpu_share = $v" "$(q "d['cpu_share']")" 0.25
 done
-
+# A file of no network parameter predicts on the defaults, with one warning;
+# one such parameter, of either channel, and there is none.
+printf 'name = pricey\ncores_per_node = 1\nprice_per_node_hour = 2\neager_limit = 8K\n' > "$WORK/nonet.conf"
+$PREDICT "$WORK/e" --platform "$WORK/nonet.conf" --json > "$WORK/p.json" 2> "$WORK/err" || fail "nonet.conf"
+expect "no network key: warning" "$(cat "$WORK/err")" \
+  "phantom predict: warning: $WORK/nonet.conf gives no network parameter (o_s, o_r, L, o', G): predicting with the defaults of doc/platform-format.md"
+nonet=$(q "d['predicted_ps']")
+for kv in "o_s = 500ns" "intra.G = 1GB/s" "o' = 3us" "L = 1500ns"; do
+  printf '%s\n' "name = pricey" "cores_per_node = 1" "$kv" > "$WORK/onenet.conf"
+  $PREDICT "$WORK/e" --platform "$WORK/onenet.conf" --json > "$WORK/p.json" 2> "$WORK/err" || fail "$kv"
+  expect "$kv: no warning" "$(cat "$WORK/err")" ""
+  case $kv in # the default's value, or another intra-node one: the same prediction
+    L*) [ "$(q "d['predicted_ps']")" != "$nonet" ] || fail "L = 1500ns predicts as the defaults" ;;
+    *) expect "$kv: the defaults' prediction" "$(q "d['predicted_ps']")" "$nonet" ;;
+  esac
+done
 # Errors: one line, naming the file (and line), exit 1.
 bad() { # bad WANT-REGEX [platform lines...]
   want=$1; shift
