@@ -323,10 +323,11 @@ static void print_header(const report *r)
     if (r->pf->price_per_node_hour > 0) {
         /* four decimals for money, significant digits for a short run's fraction of a cent */
         double cost = cost_of(r);
-        char c[32];
+        char c[32], p[32], cm[64], pm[64];
         snprintf(c, sizeof c, cost >= 0.01 || cost == 0 ? "%.4f" : "%.3g", cost);
-        printf("cost: %s (%u node%s at %g per node-hour)\n", c, res->nnodes, res->nnodes == 1 ? "" : "s",
-               r->pf->price_per_node_hour);
+        snprintf(p, sizeof p, "%g", r->pf->price_per_node_hour);
+        printf("cost: %s (%u node%s at %s per node-hour)\n", cli_fmt_money(r->pf->currency, c, cm, sizeof cm),
+               res->nnodes, res->nnodes == 1 ? "" : "s", cli_fmt_money(r->pf->currency, p, pm, sizeof pm));
     }
 }
 
@@ -606,6 +607,7 @@ static int print_json(const report *r)
     json_object_set_new(doc, "map", json_string(r->o->map ? r->o->map : "block"));
     json_object_set_new(doc, "host_probe_gap_ns", json_integer((json_int_t)r->probe_ns));
     json_object_set_new(doc, "price_per_node_hour", json_real(r->pf->price_per_node_hour));
+    json_object_set_new(doc, "currency", r->pf->currency[0] ? json_string(r->pf->currency) : json_null());
     json_object_set_new(doc, "calibrated", r->pf->calibrated[0] ? json_string(r->pf->calibrated) : json_null());
     json_object_set_new(doc, "cpu_share", r->pf->cpu_share > 0 ? json_real(r->pf->cpu_share) : json_null());
     json_object_set_new(doc, "noise", !r->pf->noise_period ? json_null()

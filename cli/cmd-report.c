@@ -40,7 +40,8 @@ static const char usage[] =
     "PCT of the fastest; with --deadline, the cheapest that meets the deadline\n"
     "(the fastest if none does).  Platforms without a price are not compared\n"
     "on cost; with no price at all, the fastest choice is recommended.  Ties go\n"
-    "to fewer nodes, then to the platform name.\n"
+    "to fewer nodes, then to the platform name.  Prices in two currencies (the\n"
+    "platform files' currency keys) are not compared.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE   the HTML page (default: STUDY/report.html)\n"
@@ -66,6 +67,7 @@ typedef struct pred {
     const char *calibrated; /* NULL: not stated */
     double comp, net, time, cost, price;
     double cpu_share; /* during calibration; 0: not measured */
+    char currency[SIMMPI_CURRENCY_MAX]; /* the platform's; "" if unsaid */
     json_int_t nodes, ppn;
     json_t *doc;
     int pareto;
@@ -78,6 +80,7 @@ typedef struct study {
     pred *p;
     size_t np, nbase;
     pred **base;  /* base predictions (comp 1, net 1), by platform then nodes */
+    const char *currency; /* what the priced platforms say their prices are in; "" if none says */
     pred *rec, *fastest;
     const char *basis;
     char reason[768];
@@ -234,24 +237,31 @@ static int check_fresh(study *s, const pred *p)
     return rc;
 }
 
-/* Price and calibration from the prediction, else from the platform file. */
-static void platform_facts(pred *p)
+/* Price, currency and calibration from the prediction, else from the
+ * platform file (predictions from before phantom predict wrote them). */
+static int platform_facts(pred *p)
 {
     json_t *price = json_object_get(p->doc, "price_per_node_hour");
     if (json_is_number(price)) {
+        const char *cur = report_jstr(p->doc, "currency");
+        if (cur && !simmpi_currency_ok(cur)) /* the page shows it as it is */
+            return step_error(p->path, "\"currency\" is not a currency (doc/platform-format.md)", 5);
         p->price = json_number_value(price);
         p->calibrated = report_jstr(p->doc, "calibrated");
         p->cpu_share = json_number_value(json_object_get(p->doc, "cpu_share"));
-        return;
+        snprintf(p->currency, sizeof p->currency, "%s", cur ? cur : "");
+        return CLI_OK;
     }
     simmpi_platform pf;
     ph_err err;
     if (p->platform_file && simmpi_platform_load(p->platform_file, &pf, &err) == 0) {
         p->price = pf.price_per_node_hour;
         p->cpu_share = pf.cpu_share;
+        snprintf(p->currency, sizeof p->currency, "%s", pf.currency);
         if (pf.calibrated[0])
             p->calibrated = p->calib_own = strdup(pf.calibrated);
     }
+    return CLI_OK;
 }
 
 static int fill_pred(study *s, const json_t *e, pred *p)
@@ -281,8 +291,8 @@ static int fill_pred(study *s, const json_t *e, pred *p)
     p->cost = json_number_value(json_object_get(p->doc, "cost"));
     if (!p->platform_file)
         p->platform_file = report_jstr(p->doc, "platform_file");
-    platform_facts(p);
-    return check_fresh(s, p);
+    rc = platform_facts(p);
+    return rc == CLI_OK ? check_fresh(s, p) : rc;
 }
 
 static int by_platform_nodes(const void *a, const void *b)
@@ -290,6 +300,27 @@ static int by_platform_nodes(const void *a, const void *b)
     const pred *x = *(pred *const *)a, *y = *(pred *const *)b;
     int c = strcmp(x->platform, y->platform);
     return c ? c : (x->nodes > y->nodes) - (x->nodes < y->nodes);
+}
+
+/* The one currency of the priced platforms that say theirs (a file that
+ * does not say is taken to mean it): costs in two cannot be compared. */
+static int study_currency(study *s)
+{
+    const pred *first = NULL;
+    s->currency = "";
+    for (size_t i = 0; i < s->nbase; i++) {
+        const pred *p = s->base[i];
+        if (!(p->price > 0) || !p->currency[0])
+            continue;
+        if (first && strcmp(p->currency, first->currency) != 0)
+            return cli_error("report", "%s prices in %s, %s in %s: costs in two currencies cannot be "
+                             "compared (set one currency in both; doc/platform-format.md)",
+                             first->platform_file ? first->platform_file : first->platform, first->currency,
+                             p->platform_file ? p->platform_file : p->platform, p->currency);
+        first = first ? first : p;
+        s->currency = first->currency;
+    }
+    return CLI_OK;
 }
 
 static int load_preds(study *s)
@@ -314,7 +345,7 @@ static int load_preds(study *s)
         return CLI_ERR;
     }
     qsort(s->base, s->nbase, sizeof *s->base, by_platform_nodes);
-    return CLI_OK;
+    return study_currency(s);
 }
 
 /* ---- the choice -------------------------------------------------------------------------------------- */
@@ -377,14 +408,14 @@ static void say_deadline(study *s, pred *met)
         s->basis = "deadline";
         snprintf(s->reason, sizeof s->reason, "Rent %s: the cheapest choice (%s a run) that meets the "
                  "deadline of %s, with a predicted time of %s.", fmt_choice(met, c, sizeof c),
-                 report_fmt_money(met->cost, m, sizeof m), d, report_fmt_time(met->time, t, sizeof t));
+                 report_fmt_money(met->cost, s->currency, m, sizeof m), d, report_fmt_time(met->time, t, sizeof t));
         return;
     }
     s->rec = s->fastest;
     s->basis = "deadline missed";
     snprintf(s->reason, sizeof s->reason, "Rent %s: no choice meets the deadline of %s, and this is "
              "the fastest (%s, %s a run).", fmt_choice(s->rec, f, sizeof f), d,
-             report_fmt_time(s->rec->time, t, sizeof t), report_fmt_money(s->rec->cost, m, sizeof m));
+             report_fmt_time(s->rec->time, t, sizeof t), report_fmt_money(s->rec->cost, s->currency, m, sizeof m));
 }
 
 static void say_within(study *s, pred *p)
@@ -395,11 +426,11 @@ static void say_within(study *s, pred *p)
     if (p == s->fastest)
         snprintf(s->reason, sizeof s->reason, "Rent %s: the fastest choice (%s), and the cheapest "
                  "within %g%% of it (%s a run).", fmt_choice(p, c, sizeof c),
-                 report_fmt_time(p->time, t, sizeof t), s->o->within, report_fmt_money(p->cost, m, sizeof m));
+                 report_fmt_time(p->time, t, sizeof t), s->o->within, report_fmt_money(p->cost, s->currency, m, sizeof m));
     else
         snprintf(s->reason, sizeof s->reason, "Rent %s: the cheapest choice (%s a run) whose predicted "
                  "time, %s, is within %g%% of the fastest (%s on %s).", fmt_choice(p, c, sizeof c),
-                 report_fmt_money(p->cost, m, sizeof m), report_fmt_time(p->time, t, sizeof t), s->o->within,
+                 report_fmt_money(p->cost, s->currency, m, sizeof m), report_fmt_time(p->time, t, sizeof t), s->o->within,
                  report_fmt_time(s->fastest->time, tf, sizeof tf), fmt_choice(s->fastest, f, sizeof f));
 }
 
@@ -446,6 +477,7 @@ static json_t *platforms_json(const study *s)
             continue;
         json_t *e = json_pack("{s:s, s:s?, s:f, s:b, s:s?}", "name", p->platform, "file", p->platform_file,
                               "price_per_node_hour", p->price, "priced", priced(p), "calibrated", p->calibrated);
+        json_object_set_new(e, "currency", p->currency[0] ? json_string(p->currency) : json_null());
         json_object_set_new(e, "cpu_share", p->cpu_share > 0 ? json_real(p->cpu_share) : json_null());
         json_array_append_new(a, e);
     }
@@ -684,6 +716,7 @@ static void build_json(study *s)
                        s->dir, "date", date, "ranks", json_object_get(s->sj, "ranks"));
     json_object_set_new(s->out, "rule", s->o->deadline >= 0 ? json_pack("{s:f}", "deadline_s", s->o->deadline)
                                                             : json_pack("{s:f}", "within_pct", s->o->within));
+    json_object_set_new(s->out, "currency", s->currency[0] ? json_string(s->currency) : json_null());
     json_object_set_new(s->out, "configs", configs_json(s));
     json_object_set_new(s->out, "recommendation", rec_json(s));
     json_object_set_new(s->out, "breakdown", breakdown_json(s));

@@ -1,6 +1,7 @@
 /* phantom.c - the `phantom` front end: dispatches `phantom VERB ...` to the
  * verb's own file (git-style), and holds the helpers every verb shares so
  * that errors, exit codes and option parsing look the same everywhere. */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -166,6 +167,26 @@ char *cli_find_program(const char *verb, const char *envvar, const char *build_r
     cli_error(verb, "%s not found (looked next to this phantom's build tree and at %s; set %s to its path)",
               build_rel, installed, envvar);
     return NULL;
+}
+
+int cli_currency_is_symbol(const char *currency)
+{
+    for (const char *p = currency; *p; p++)
+        if (isalpha((unsigned char)*p))
+            return 0;
+    return 1;
+}
+
+const char *cli_fmt_money(const char *currency, const char *amount, char *buf, size_t cap)
+{
+    const char *c = currency ? currency : "";
+    if (!*c)
+        snprintf(buf, cap, "%s", amount);
+    else if (cli_currency_is_symbol(c))
+        snprintf(buf, cap, "%s%s", c, amount);
+    else
+        snprintf(buf, cap, "%s %s", amount, c);
+    return buf;
 }
 
 long long cli_mtime_ns(const char *path)

@@ -59,6 +59,12 @@ char *cli_find_program(const char *verb, const char *envvar, const char *build_r
 /* A file's modification time in ns, or -1 if it is not there (whether a
  * step's output is newer than its inputs: run and report). */
 long long cli_mtime_ns(const char *path);
+/* An amount of money in a platform's currency: "$2.40" for a symbol (no
+ * letter in it), "2.40 EUR" for a code, "2.40" when the platform does not
+ * say (currency ""). */
+const char *cli_fmt_money(const char *currency, const char *amount, char *buf, size_t cap);
+/* Is the currency a symbol ("$", "€": no letter), written before amounts? */
+int cli_currency_is_symbol(const char *currency);
 /* Checks stdout for a write error at exit (a full disk, a closed pipe). */
 int cli_flush_stdout(const char *verb);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report-page.h"
+#include "phantom.h" /* cli_fmt_money */
 #include "simmpi.h" /* SIMMPI_THROTTLED_SHARE */
 #include "report-svg.h"
 
@@ -30,12 +31,20 @@ const char *report_fmt_time(double secs, char *buf, size_t cap)
     return buf;
 }
 
-/* "$0.0123", "$12.30", "$0.0000404": three significant digits, at least cents. */
-const char *report_fmt_money(double x, char *buf, size_t cap)
+/* "$0.0123", "12.30 EUR", "0.0000404": three significant digits, at least
+ * cents, in the currency as cli_fmt_money writes it. */
+const char *report_fmt_money(double x, const char *currency, char *buf, size_t cap)
 {
     int dec = x > 0 ? 2 - (int)floor(log10(x)) : 2;
-    snprintf(buf, cap, "$%.*f", dec < 2 ? 2 : dec > 12 ? 12 : dec, x);
-    return buf;
+    char amount[48];
+    snprintf(amount, sizeof amount, "%.*f", dec < 2 ? 2 : dec > 12 ? 12 : dec, x);
+    return cli_fmt_money(currency, amount, buf, cap);
+}
+
+static const char *currency_of(const json_t *r)
+{
+    const char *c = report_jstr(r, "currency");
+    return c ? c : "";
 }
 
 /* ---- the page and the Markdown ------------------------------------------------------ */
@@ -204,8 +213,13 @@ static void html_cost_plot(FILE *f, const json_t *r, const sset *ss)
     }
     int shown = json_is_true(json_object_get(rec, "priced"));
     svg_front fr = {k, fx, fy, shown ? num(rec, "time_s") : -1, shown ? num(rec, "cost") : -1};
+    const char *cur = currency_of(r);
+    char label[64];
+    snprintf(label, sizeof label, *cur ? "cost of a run (%s)" : "cost of a run", cur);
+    /* a symbol on every tick ("$0.05"); a code ("EUR") in the title only,
+     * as the seconds of the time axis: on the ticks it would crowd the title */
     svg_axis x = {"predicted run time (s)", sset_scale(ss, 0, 0), NULL},
-             y = {"cost of a run ($)", sset_scale(ss, 1, 0), "$"};
+             y = {label, sset_scale(ss, 1, 0), *cur && cli_currency_is_symbol(cur) ? cur : NULL};
     svg_scatter(f, "Cost of a run against its time", &x, &y, ss->s, ss->ns, &fr);
     free(fx);
     free(fy);
@@ -223,7 +237,8 @@ static void html_config_rows(FILE *f, const json_t *r)
         esc(f, report_jstr(c, "platform"));
         fprintf(f, "</td><td class=\"n\">%.0f</td><td class=\"n\">%.0f</td><td class=\"n\">%s</td>"
                    "<td class=\"n\">%s</td><td>%s%s</td></tr>\n", num(c, "nodes"), num(c, "ppn"),
-                report_fmt_time(num(c, "time_s"), t, sizeof t), pr ? report_fmt_money(num(c, "cost"), m, sizeof m) : "no price",
+                report_fmt_time(num(c, "time_s"), t, sizeof t),
+                pr ? report_fmt_money(num(c, "cost"), currency_of(r), m, sizeof m) : "no price",
                 json_is_true(json_object_get(c, "pareto")) ? "on the front" : "", chosen ? " (recommended)" : "");
     }
 }
@@ -364,11 +379,13 @@ static void html_what_if(FILE *f, const json_t *r)
         fputs("<p>The study has no what-if predictions.</p>\n", f);
 }
 
-static const char *price_text(const json_t *platform, char *buf, size_t cap)
+/* In the study's currency: a platform that does not say its own is taken
+ * to mean it (cmd-report.c, study_currency). */
+static const char *price_text(const json_t *r, const json_t *platform, char *buf, size_t cap)
 {
     if (!json_is_true(json_object_get(platform, "priced")))
         return "no price";
-    return report_fmt_money(num(platform, "price_per_node_hour"), buf, cap);
+    return report_fmt_money(num(platform, "price_per_node_hour"), currency_of(r), buf, cap);
 }
 
 /* The calibration cell: its date and how, and a warning when the node's CPU
@@ -425,7 +442,7 @@ static void html_provenance(FILE *f, const json_t *r)
         esc(f, report_jstr(e, "name"));
         fputs("</td><td><code>", f);
         esc(f, report_jstr(e, "file"));
-        fprintf(f, "</code></td><td class=\"n\">%s</td><td>", price_text(e, m, sizeof m));
+        fprintf(f, "</code></td><td class=\"n\">%s</td><td>", price_text(r, e, m, sizeof m));
         esc(f, calibration_text(e, cal, sizeof cal));
         fputs("</td></tr>\n", f);
     }
@@ -459,7 +476,8 @@ static void md_configs(FILE *f, const json_t *r)
         md_cell(f, report_jstr(c, "platform"));
         fprintf(f, " | %.0f | %.0f | %s | %s | %s |\n", num(c, "nodes"), num(c, "ppn"),
                 report_fmt_time(num(c, "time_s"), t, sizeof t),
-                json_is_true(json_object_get(c, "priced")) ? report_fmt_money(num(c, "cost"), m, sizeof m) : "no price",
+                json_is_true(json_object_get(c, "priced")) ? report_fmt_money(num(c, "cost"), currency_of(r), m, sizeof m)
+                                                           : "no price",
                 json_is_true(json_object_get(c, "pareto")) ? "on the front" : "");
     }
 }
@@ -540,7 +558,7 @@ static void md_provenance(FILE *f, const json_t *r)
         md_cell(f, report_jstr(e, "name"));
         fputs(" | `", f);
         md_cell(f, report_jstr(e, "file"));
-        fprintf(f, "` | %s | ", price_text(e, m, sizeof m));
+        fprintf(f, "` | %s | ", price_text(r, e, m, sizeof m));
         md_cell(f, calibration_text(e, cal, sizeof cal));
         fputs(" |\n", f);
     }

@@ -13,8 +13,9 @@ void report_write_md(FILE *f, const json_t *r);
 
 /* "1.23 s", "45.6 ms", "789 us" */
 const char *report_fmt_time(double secs, char *buf, size_t cap);
-/* "$0.0123", "$12.30": three significant digits, at least cents */
-const char *report_fmt_money(double x, char *buf, size_t cap);
+/* "$0.0123", "12.30 EUR": three significant digits, at least cents, in
+ * currency (a platform's, "" if unsaid) */
+const char *report_fmt_money(double x, const char *currency, char *buf, size_t cap);
 /* The string at key, or NULL. */
 const char *report_jstr(const json_t *o, const char *key);
 

@@ -162,12 +162,21 @@ static int tick_decimals(const axis_map *a)
     return d;
 }
 
+/* A unit without letters is a symbol, written first: "$2", "€2", but "2 s". */
+static int unit_first(const char *unit)
+{
+    for (; *unit; unit++)
+        if ((*unit >= 'a' && *unit <= 'z') || (*unit >= 'A' && *unit <= 'Z'))
+            return 0;
+    return 1;
+}
+
 static void tick_label(FILE *f, const svg_axis *ax, const axis_map *a, double v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%.*f", tick_decimals(a), v);
-    if (ax->unit && strcmp(ax->unit, "$") == 0)
-        fprintf(f, "$%s", buf);
+    if (ax->unit && unit_first(ax->unit))
+        fprintf(f, "%s%s", ax->unit, buf);
     else
         fprintf(f, "%s%s%s", buf, ax->unit ? " " : "", ax->unit ? ax->unit : "");
 }

@@ -35,7 +35,7 @@ typedef enum { SVG_LINEAR, SVG_LOG2, SVG_LOG10 } svg_scale;
 typedef struct svg_axis {
     const char *label;
     svg_scale scale;
-    const char *unit; /* appended to tick labels ("s", "$" is put in front), or NULL */
+    const char *unit; /* appended to tick labels ("s", "EUR"; one without letters, "$", is put in front), or NULL */
 } svg_axis;
 
 typedef struct svg_series {

@@ -219,6 +219,21 @@ static int copy_name(const pline *l, char *dst, const char *k, const char *v)
     return copy_text(l, dst, SIMMPI_NAME_MAX, k, v);
 }
 
+int simmpi_currency_ok(const char *v)
+{
+    for (const unsigned char *c = (const unsigned char *)v; *c; c++)
+        if (!isalpha(*c) && *c != '$' && *c < 0x80)
+            return 0;
+    return *v && strlen(v) < SIMMPI_CURRENCY_MAX;
+}
+
+static int parse_currency(const pline *l, char *dst, size_t cap, const char *k, const char *v)
+{
+    if (strlen(v) < cap && !simmpi_currency_ok(v))
+        return bad(l, "%s: '%s' is not a currency ('$', 'EUR', '€': letters and symbols)", k, v);
+    return copy_text(l, dst, cap, k, v);
+}
+
 static int set_key(const pline *l, simmpi_platform *p, const char *k, const char *v, unsigned seen[3])
 {
     if (!strncmp(k, "intra.", 6)) {
@@ -277,6 +292,8 @@ static int set_key(const pline *l, simmpi_platform *p, const char *k, const char
         p->noise_sync_node = !strcmp(v, "node");
         return 0;
     }
+    if (!strcmp(k, "currency"))
+        return parse_currency(l, p->currency, sizeof p->currency, k, v);
     if (!strcmp(k, "price_per_node_hour")) {
         const char *u;
         if (number(v, &p->price_per_node_hour, &u) < 0 || *u)

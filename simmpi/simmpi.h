@@ -54,6 +54,7 @@ typedef enum simmpi_coll {
 int simmpi_coll_of(uint16_t op);
 
 #define SIMMPI_NAME_MAX 64
+#define SIMMPI_CURRENCY_MAX 16
 /* A CPU that runs less than this share of the time is throttled (a quota)
  * or shared: `phantom calibrate` and the report say so. */
 #define SIMMPI_THROTTLED_SHARE 0.95
@@ -67,6 +68,9 @@ typedef struct simmpi_platform {
     uint64_t gamma_fs;        /* reduction arithmetic per byte (collectives) */
     uint32_t cores_per_node;
     double price_per_node_hour;
+    /* what the price is in, as the reports write it: "$", "EUR", "€"
+     * (doc/platform-format.md); "" if unsaid */
+    char currency[SIMMPI_CURRENCY_MAX];
     char calibrated[128]; /* when and how the numbers were measured; "" if unsaid */
     /* The least share of the time a rank had its CPU while it was calibrated
      * (0: not measured).  Not simulated: below SIMMPI_THROTTLED_SHARE the
@@ -98,6 +102,10 @@ void simmpi_platform_default(simmpi_platform *p);
 /* Reads a platform file into p: the defaults, then the file's keys; -1
  * with "FILE:LINE: why" in err. */
 int simmpi_platform_load(const char *path, simmpi_platform *p, ph_err *err);
+/* Is v a currency a platform may name: letters, '$' and the bytes of UTF-8
+ * symbols (€, £) only, as it goes into HTML, Markdown and SVG as it is;
+ * shorter than SIMMPI_CURRENCY_MAX. */
+int simmpi_currency_ok(const char *v);
 /* The what-if knobs: multiply every network cost (o_s, o_r, L, o', G) by f. */
 void simmpi_platform_scale_net(simmpi_platform *p, double f);
 

@@ -140,6 +140,63 @@ assert cheapest["platform"] == "cheap-slow" and cheapest["time_s"] > 1.1 * faste
 assert sum(c["pareto"] for c in cs) >= 2
 PY
 
+# ---- currency: the shipped platform files' $ is the report's, before
+# every amount; a platform that does not say is taken to be in it, and two
+# currencies are not compared.
+check_currency() { # check_currency REPORT_BASE CURRENCY AMOUNT-REGEX TICK-REGEX
+  python3 - "$@" <<'PY' || fail "$1: the report's currency"
+import json, re, sys
+base, cur, amount, tick = sys.argv[1:]
+r = json.load(open(base + ".json"))
+assert r["currency"] == cur, r["currency"]
+assert [p["currency"] for p in r["provenance"]["platforms"]] == [cur] * 3, r["provenance"]["platforms"]
+md = open(base + ".md").read()
+table = md.split("## Time and cost")[1].split("\n## ")[0]
+costs = [l.split("|")[5].strip() for l in table.splitlines() if re.match(r"\| (ib-qdr|10gbe-cloud|cheap-slow) \| \d", l)]
+assert len(costs) == 8 and all(re.fullmatch(amount, c) for c in costs), costs
+html = open(base + ".html").read()
+assert ">cost of a run (" + cur + ") (log scale)<" in html
+ticks = re.findall(r'class="tick" text-anchor="end">([^<]*)<', html.split("Cost of a run against its time")[2])
+assert ticks and all(re.fullmatch(tick, t) for t in ticks[:3]), ticks
+PY
+}
+check_currency "$S/report" '$' '\$\d+\.\d+' '\$\d+\.\d+'
+currency_study() { # currency_study DIR CURRENCY-OF-CHEAP-SLOW (None: unsaid)
+  rm -rf "$1" && cp -a "$S" "$1"
+  python3 - "$1" "$2" <<'PY'
+import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/predict/cheap-slow-*.json"):
+    d = json.load(open(f))
+    d["currency"] = None if sys.argv[2] == "None" else sys.argv[2]
+    json.dump(d, open(f, "w"))
+PY
+}
+currency_study "$WORK/c.study" None
+"$PHANTOM" report "$WORK/c.study" > /dev/null 2> "$WORK/err" || fail "cheap-slow without currency: $(cat "$WORK/err")"
+python3 - "$WORK/c.study/report.json" <<'PY' || fail "a platform without currency"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["currency"] == "$" and r["recommendation"]["platform"] != "", r["currency"]
+assert {p["name"]: p["currency"] for p in r["provenance"]["platforms"]} == \
+    {"10gbe-cloud": "$", "cheap-slow": None, "ib-qdr": "$"}, r["provenance"]["platforms"]
+PY
+grep -q '^| cheap-slow | 2 | 2 | .* | \$[0-9.]* |' "$WORK/c.study/report.md" ||
+  fail "cheap-slow's cost is not in the study's \$: $(grep '^| cheap-slow | 2' "$WORK/c.study/report.md")"
+currency_study "$WORK/c.study" EUR # ... in euros, all of them: the code after each amount, and
+python3 - "$WORK/c.study" <<'PY' # on the plot's ticks none (it is in the axis title)
+import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/predict/*.json"):
+    d = json.load(open(f))
+    d["currency"] = "EUR"
+    json.dump(d, open(f, "w"))
+PY
+"$PHANTOM" report "$WORK/c.study" > /dev/null 2> "$WORK/err" || fail "all in EUR: $(cat "$WORK/err")"
+check_currency "$WORK/c.study/report" EUR '\d+\.\d+ EUR' '\d+\.\d+'
+currency_study "$WORK/c.study" EUR
+rc=0; "$PHANTOM" report "$WORK/c.study" > /dev/null 2> "$WORK/err" || rc=$?
+expect_line="phantom report: $WORK/platforms/10gbe-cloud.conf prices in \$, $WORK/platforms/cheap-slow.conf in EUR: costs in two currencies cannot be compared (set one currency in both; doc/platform-format.md)"
+[ $rc = 1 ] && [ "$(cat "$WORK/err")" = "$expect_line" ] || fail "two currencies: exit $rc, $(cat "$WORK/err")"
+
 # A replay whose rank shared its core (phantom replay's shared_cpu, as
 # tests/replay-busy.sh makes it): one warning under the recommendation, in
 # the page and the Markdown, and the run's shared_cpu in report.json.  The
@@ -294,6 +351,15 @@ sleep 0.01; touch "$WORK/m.study/trace/replay/target/meta.json"
 expect_error "$WORK/m.study" "$WORK/m.study/predict/[a-z0-9.-]*json: stale: older than the replay .*step 5, predict"
 sleep 0.01; touch "$WORK/platforms/10gbe-cloud.conf"
 expect_error "$S" "$S/predict/10gbe-cloud-1n.json: stale: older than its platform file $WORK/platforms/10gbe-cloud.conf.*step 5, predict"
+
+rm -rf "$WORK/m.study" && cp -a "$S" "$WORK/m.study"
+python3 - "$WORK/m.study/predict/ib-qdr-2n.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["currency"] = "<b>$"  # the page shows a currency as it is
+json.dump(d, open(sys.argv[1], "w"))
+PY
+expect_error "$WORK/m.study" "$WORK/m.study/predict/ib-qdr-2n.json: \"currency\" is not a currency (doc/platform-format.md); run"
 
 # ---- usage errors: exit 2
 rc=0; "$PHANTOM" report > /dev/null 2>&1 || rc=$?

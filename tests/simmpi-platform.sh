@@ -14,6 +14,8 @@ for f in "$top_srcdir"/platforms/*.conf; do
   expect "$f: platform_file" "$(q "d['platform_file']")" "$f"
   expect "$f: calibrated" "$(q "d['calibrated']")" "$(sed -n 's/^calibrated = //p' "$f")"
   expect "$f: price" "$(q "d['price_per_node_hour']")" "$(sed -n 's/^price_per_node_hour = \(.*\)/float(\1)/p' "$f" | python3 -c 'print(eval(input()))')"
+  cur=$(sed -n 's/^currency = \([^ #]*\).*/\1/p' "$f")
+  expect "$f: currency" "$(q "d['currency']")" "${cur:-None}"
 done
 # A file that does not say when it was calibrated: null; too long a line: one error.
 printf 'o_s = 1us\n' > "$WORK/plain.conf"
@@ -84,6 +86,9 @@ bad "bad.conf:1: cpu_share: '0' is not a share of the time" "cpu_share = 0"
 bad "bad.conf:1: cpu_share: '50 cores' is not a share of the time" "cpu_share = 50 cores"
 bad "bad.conf:1: half_duplex: '1.5' is not a share from 0 (full duplex) to 1 (half duplex)" "half_duplex = 1.5"
 bad "bad.conf:1: intra.half_duplex: 'simplex' is not a share from 0" "intra.half_duplex = simplex"
+bad "bad.conf:1: currency: 'US D' is not a currency ('\$', 'EUR', '€': letters and symbols)" "currency = US D"
+bad "bad.conf:1: currency: '<b>' is not a currency" "currency = <b>"
+bad "bad.conf:1: currency: '.*' is too long" "currency = $(printf '%020d' 0 | tr 0 E)"
 rc=0; $PREDICT "$WORK/e" --platform "$WORK/nope.conf" 2> "$WORK/err" || rc=$?
 expect "missing platform: status" $rc 1
 grep -q "nope.conf: cannot open" "$WORK/err" || fail "missing platform file not named"
@@ -202,4 +207,13 @@ $PREDICT "$WORK/e" --platform "$WORK/plat.conf" | grep -qx "cost: 2.42e-05 (2 no
 plat "price_per_node_hour = 3.6e9"
 $PREDICT "$WORK/e" --platform "$WORK/plat.conf" | grep -qx "cost: 24.2000 (2 nodes at 3.6e+09 per node-hour)" ||
   fail "cost: $($PREDICT "$WORK/e" --platform "$WORK/plat.conf" | grep cost)"
+# ... in the file's currency: a symbol before the amount, a code after it
+for cw in '$|$24.2000 (2 nodes at $3.6e+09 per' '€|€24.2000 (2 nodes at €3.6e+09 per' \
+          'EUR|24.2000 EUR (2 nodes at 3.6e+09 EUR per'; do
+  plat "price_per_node_hour = 3.6e9
+currency = ${cw%%|*}"
+  got=$($PREDICT "$WORK/e" --platform "$WORK/plat.conf" | grep "^cost")
+  expect "currency ${cw%%|*}" "$got" "cost: ${cw#*|} node-hour)"
+  expect "currency ${cw%%|*}: JSON" "$(predict "$WORK/e" && q "d['currency']")" "${cw%%|*}"
+done
 echo "platform files checked"
