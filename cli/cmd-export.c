@@ -64,8 +64,9 @@ static const char usage[] =
     "  --format simgrid   the output format (the only one so far); required\n"
     "  -o, --output OUT   the index file; the rank files go to OUT.d/; required\n"
     "  --platform FILE    also write OUT.xml, a SimGrid cluster with the LogGP\n"
-    "                     numbers of FILE (doc/platform-format.md), and the\n"
-    "                     hostfile OUT.hosts, and print the smpirun command\n"
+    "                     numbers of FILE (doc/platform-format.md, or a bundled\n"
+    "                     platform's name), and the hostfile OUT.hosts, and\n"
+    "                     print the smpirun command\n"
     "  --ppn N            ranks per node in OUT.hosts (default: the platform's\n"
     "                     cores_per_node)\n"
     "  -h, --help         show this help\n";
@@ -1449,6 +1450,7 @@ static int write_platform(exporter *x, char **xml, char **hosts, uint32_t *nodes
 typedef struct eopts {
     const char *trace, *format, *out, *platform;
     uint32_t ppn;
+    char platform_path[PATH_MAX]; /* --platform's file (cli_platform_file) */
 } eopts;
 
 static int parse_args(int argc, char **argv, eopts *o)
@@ -1478,6 +1480,11 @@ static int parse_args(int argc, char **argv, eopts *o)
         return cli_usage_error("export", "--format: '%s' is not a format phantom writes (simgrid)", o->format);
     if (!o->out || !*o->out)
         return cli_usage_error("export", "no output given (-o OUT)");
+    if (o->platform) {
+        if (cli_platform_file("export", "--platform", o->platform, o->platform_path, sizeof o->platform_path) != CLI_OK)
+            return CLI_ERR;
+        o->platform = o->platform_path;
+    }
     return CLI_OK;
 }
 

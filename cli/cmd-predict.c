@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,8 @@ static const char usage[] =
     "MPI function and per call site.\n"
     "\n"
     "options:\n"
-    "  --platform FILE     the target platform (doc/platform-format.md); required\n"
+    "  --platform FILE     the target platform (doc/platform-format.md), or the name\n"
+    "                      of a bundled one (ib-qdr, 10gbe-cloud, ...); required\n"
     "  --comp NAME         computation vector: host (the trace's own gaps; default),\n"
     "                      or NAME measured by `phantom replay` (TRACE/replay/NAME),\n"
     "                      or a replay directory (a NAME with a '/') of another\n"
@@ -88,6 +90,7 @@ typedef struct popts {
     int json, no_progress, strict_order, queue;
     const char *svg;
     FILE *svg_out; /* opened before the simulation: a bad path fails at once */
+    char platform_path[PATH_MAX]; /* --platform's file (cli_platform_file) */
 } popts;
 
 /* --svg -: the chart is the output, the tables are left out */
@@ -161,6 +164,9 @@ static int parse_args(int argc, char **argv, popts *o)
         return CLI_USAGE;
     if (!o->platform)
         return cli_usage_error("predict", "no platform given (--platform FILE)");
+    if (cli_platform_file("predict", "--platform", o->platform, o->platform_path, sizeof o->platform_path) != CLI_OK)
+        return CLI_ERR;
+    o->platform = o->platform_path;
     if (svg_to_stdout(o) && o->json)
         return cli_usage_error("predict", "--svg - and --json both write to standard output");
     return CLI_OK;

@@ -26,12 +26,6 @@
 
 extern char **environ;
 
-#ifndef PKGDATADIR
-#define PKGDATADIR "/usr/local/share/phantom"
-#endif
-#ifndef SRC_PLATFORMS
-#define SRC_PLATFORMS ""
-#endif
 
 static const char usage[] =
     "usage: phantom run -o STUDY [options] -- COMMAND...\n"
@@ -57,8 +51,9 @@ static const char usage[] =
     "\n"
     "options:\n"
     "  -o, --output STUDY     the study directory (required)\n"
-    "  --platforms LIST       platform files, or directories of *.conf files,\n"
-    "                         comma-separated (default: the bundled platforms)\n"
+    "  --platforms LIST       platform files, directories of *.conf files or names\n"
+    "                         of bundled platforms (ib-qdr), comma-separated\n"
+    "                         (default: the bundled platforms)\n"
     "  --nodes LIST           node counts to predict, e.g. 1,2,4,8 (default: powers\n"
     "                         of two up to one rank per node)\n"
     "  --ppn N                ranks per node here, the size of a replayed subgroup\n"
@@ -752,6 +747,12 @@ static int step_replay(study *s, json_t *runs, json_t *old)
 static int add_platforms(const char *item, json_t *files)
 {
     struct stat st;
+    char named[PATH_MAX];
+    if (stat(item, &st) < 0 && !strchr(item, '/')) { /* a bundled platform's name */
+        if (cli_platform_file("run", "--platforms", item, named, sizeof named) != CLI_OK)
+            return CLI_ERR;
+        item = named;
+    }
     if (stat(item, &st) < 0)
         return cli_error("run", "--platforms: %s: %s", item, strerror(errno));
     if (!S_ISDIR(st.st_mode))
@@ -780,10 +781,7 @@ static const char *default_platforms(void)
     const char *env = getenv("PHANTOM_PLATFORMS");
     if (env && *env)
         return env;
-    struct stat st;
-    if (stat(PKGDATADIR "/platforms", &st) == 0)
-        return PKGDATADIR "/platforms";
-    return SRC_PLATFORMS;
+    return cli_bundled_platforms();
 }
 
 /* Every file must read as a platform before the job is run. */

@@ -2,6 +2,7 @@
  * verb's own file (git-style), and holds the helpers every verb shares so
  * that errors, exit codes and option parsing look the same everywhere. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -167,6 +168,72 @@ char *cli_find_program(const char *verb, const char *envvar, const char *build_r
     cli_error(verb, "%s not found (looked next to this phantom's build tree and at %s; set %s to its path)",
               build_rel, installed, envvar);
     return NULL;
+}
+
+#ifndef PKGDATADIR
+#define PKGDATADIR "/usr/local/share/phantom"
+#endif
+#ifndef SRC_PLATFORMS
+#define SRC_PLATFORMS ""
+#endif
+#ifndef BINDIR
+#define BINDIR "/usr/local/bin"
+#endif
+
+/* Is this the installed phantom, not one in a build tree?  Each takes the
+ * platform files that came with it: an older install's must not stand in
+ * for the source tree's. */
+static int installed_binary(void)
+{
+    char exe[PATH_MAX], *inst = realpath(BINDIR "/phantom", NULL);
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    int same = inst && n > 0 && ((void)(exe[n] = 0), strcmp(exe, inst) == 0);
+    free(inst);
+    return same;
+}
+
+const char *cli_bundled_platforms(void)
+{
+    struct stat st;
+    if (!installed_binary() && *SRC_PLATFORMS && stat(SRC_PLATFORMS, &st) == 0)
+        return SRC_PLATFORMS;
+    if (stat(PKGDATADIR "/platforms", &st) == 0)
+        return PKGDATADIR "/platforms";
+    return SRC_PLATFORMS;
+}
+
+static int is_conf(const struct dirent *d)
+{
+    size_t n = strlen(d->d_name);
+    return n > 5 && strcmp(d->d_name + n - 5, ".conf") == 0;
+}
+
+int cli_platform_file(const char *verb, const char *opt, const char *arg, char *buf, size_t cap)
+{
+    struct stat st;
+    const char *dir = cli_bundled_platforms();
+    if (stat(arg, &st) == 0 || strchr(arg, '/') || !*dir) {
+        snprintf(buf, cap, "%s", arg); /* opening it says what is wrong */
+        return CLI_OK;
+    }
+    for (int conf = 0; conf < 2; conf++) {
+        if ((size_t)snprintf(buf, cap, "%s/%s%s", dir, arg, conf ? ".conf" : "") < cap &&
+            stat(buf, &st) == 0 && S_ISREG(st.st_mode))
+            return CLI_OK;
+    }
+    char names[512] = "";
+    struct dirent **ents;
+    int n = scandir(dir, &ents, is_conf, alphasort);
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(names);
+        snprintf(names + len, sizeof names - len, "%s%.*s", i ? ", " : "", (int)strlen(ents[i]->d_name) - 5,
+                 ents[i]->d_name);
+        free(ents[i]);
+    }
+    if (n >= 0)
+        free(ents);
+    return cli_error(verb, "%s %s: no such file, nor a bundled platform (%s: %s)", opt, arg, dir,
+                     *names ? names : "none");
 }
 
 int cli_currency_is_symbol(const char *currency)

@@ -59,6 +59,14 @@ char *cli_find_program(const char *verb, const char *envvar, const char *build_r
 /* A file's modification time in ns, or -1 if it is not there (whether a
  * step's output is newer than its inputs: run and report). */
 long long cli_mtime_ns(const char *path);
+/* The bundled platform files' directory: the installed one, else the
+ * source tree's (a build not installed). */
+const char *cli_bundled_platforms(void);
+/* A platform file named by an option: arg itself when it exists or is a
+ * path (has a '/'), else the bundled platform of that name ("ib-qdr" or
+ * "ib-qdr.conf"), into buf.  CLI_OK, or CLI_ERR after one line naming the
+ * bundled ones. */
+int cli_platform_file(const char *verb, const char *opt, const char *arg, char *buf, size_t cap);
 /* An amount of money in a platform's currency: "$2.40" for a symbol (no
  * letter in it), "2.40 EUR" for a code, "2.40" when the platform does not
  * say (currency ""). */

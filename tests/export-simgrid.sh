@@ -310,6 +310,12 @@ bad 2 "no format given" "$W/p2p" -o "$W/x.tit"
 bad 2 "no output given" "$W/p2p" --format simgrid
 bad 1 "$W/no/such/dir/x.tit.d: cannot create the directory" "$W/p2p" --format simgrid -o "$W/no/such/dir/x.tit"
 bad 1 "$W/none.conf" "$W/p2p" --format simgrid -o "$W/x.tit" --platform "$W/none.conf"
+bad 1 "--platform nosuch: no such file, nor a bundled platform" "$W/p2p" --format simgrid -o "$W/x.tit" --platform nosuch
+# a bundled platform by its name: its numbers, as from its file
+"$PHANTOM" export "$W/p2p" --format simgrid -o "$W/named.tit" --platform ib-qdr > /dev/null || fail "--platform ib-qdr"
+"$PHANTOM" export "$W/p2p" --format simgrid -o "$W/file.tit" --platform "$top_srcdir/platforms/ib-qdr.conf" > /dev/null ||
+  fail "--platform platforms/ib-qdr.conf"
+cmp -s "$W/named.tit.xml" "$W/file.tit.xml" || fail "--platform ib-qdr: another platform than platforms/ib-qdr.conf"
 
 # ---- SimGrid replays them ----------------------------------------------------------------------
 if ! command -v smpirun > /dev/null 2>&1; then

@@ -215,6 +215,10 @@ rc=0; "$PHANTOM" run -o "$WORK/g" --nodes 2,x -- true 2> "$WORK/err" || rc=$?
 [ "$rc" != 0 ] || fail "--nodes 2,x accepted"
 rc=0; "$PHANTOM" run -o "$WORK/g" -- mpirun -np 2 2> "$WORK/err" || rc=$?
 one_line 2 "mpirun: no program in the command"
+# a bundled platform by its name; an unknown name, before anything is run
+rc=0; "$PHANTOM" run -o "$WORK/g" --platforms ib-qdr,nosuch -- true 2> "$WORK/err" || rc=$?
+one_line 1 "--platforms nosuch: no such file, nor a bundled platform (.*: 10gbe-cloud, ib-qdr, "
+[ ! -e "$WORK/g" ] || fail "a study was begun with an unknown platform"
 
 # Vectors replayed from another job's recording are refused.
 "$PHANTOM" record --log -o "$WORK/other" -- mpirun --oversubscribe -np 4 "$prog" 256 30 > /dev/null 2>&1 ||

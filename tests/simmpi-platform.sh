@@ -17,6 +17,22 @@ for f in "$top_srcdir"/platforms/*.conf; do
   cur=$(sed -n 's/^currency = \([^ #]*\).*/\1/p' "$f")
   expect "$f: currency" "$(q "d['currency']")" "${cur:-None}"
 done
+# A bundled platform by its name, with or without .conf, where no file of
+# that name is; a file of that name comes first; an unknown name lists them.
+for name in ib-qdr ib-qdr.conf; do
+  (cd "$WORK" && $PREDICT "$WORK/e" --platform $name --json) > "$WORK/p.json" || fail "--platform $name"
+  q "d['platform_file']" | grep -q "/platforms/ib-qdr.conf\$" || fail "--platform $name: $(q "d['platform_file']")"
+  cmp -s "$(q "d['platform_file']")" "$top_srcdir/platforms/ib-qdr.conf" || fail "--platform $name: another ib-qdr"
+done
+printf 'name = mine\n' > "$WORK/ib-qdr"
+(cd "$WORK" && $PREDICT "$WORK/e" --platform ib-qdr --json 2> /dev/null) > "$WORK/p.json" || fail "./ib-qdr"
+expect "a file named ib-qdr first" "$(q "d['platform']")" mine
+rc=0; (cd "$WORK" && $PREDICT "$WORK/e" --platform ib-qdx) > /dev/null 2> "$WORK/err" || rc=$?
+expect "unknown platform name: exit" $rc 1
+expect "unknown platform name: one line" "$(wc -l < "$WORK/err")" 1
+grep -q "^phantom predict: --platform ib-qdx: no such file, nor a bundled platform (.*/platforms: 10gbe-cloud, ib-qdr, shm-2core-local, tcp-loopback-local)\$" "$WORK/err" ||
+  fail "unknown platform name: $(cat "$WORK/err")"
+
 # A file that does not say when it was calibrated: null; too long a line: one error.
 printf 'o_s = 1us\n' > "$WORK/plain.conf"
 $PREDICT "$WORK/e" --platform "$WORK/plain.conf" --json > "$WORK/p.json" || fail "plain.conf"
