@@ -70,13 +70,28 @@ typedef struct sset {
     svg_series s[64];
     size_t ns;
     double *x, *y, *nodes;
+    double tscale;     /* seconds to the plots' time unit */
+    char time_label[48]; /* "predicted run time (ms)" */
 } sset;
+
+/* Times in the unit of the longest (1.34 ms reads "1.34", not "0.00134"). */
+static void time_unit(sset *ss, const json_t *configs)
+{
+    double hi = 0;
+    size_t i;
+    const json_t *c;
+    json_array_foreach(configs, i, c) hi = num(c, "time_s") > hi ? num(c, "time_s") : hi;
+    const char *unit = hi >= 1 ? "s" : hi >= 1e-3 ? "ms" : "us";
+    ss->tscale = hi >= 1 ? 1 : hi >= 1e-3 ? 1e3 : 1e6;
+    snprintf(ss->time_label, sizeof ss->time_label, "predicted run time (%s)", unit);
+}
 
 static void sset_build(sset *ss, const json_t *configs, int cost_plot)
 {
     size_t n = json_array_size(configs), i, pidx = 0, cur = (size_t)-1;
     const json_t *c;
     ss->ns = 0;
+    time_unit(ss, configs);
     ss->x = calloc(n + 1, sizeof *ss->x);
     ss->y = calloc(n + 1, sizeof *ss->y);
     ss->nodes = calloc(n + 1, sizeof *ss->nodes);
@@ -92,8 +107,8 @@ static void sset_build(sset *ss, const json_t *configs, int cost_plot)
             ss->s[ss->ns++] = (svg_series){report_jstr(c, "platform"), svg_colour(pidx), 0, ss->x + i, ss->y + i,
                                            cost_plot ? ss->nodes + i : NULL, " n"};
         }
-        ss->x[i] = cost_plot ? num(c, "time_s") : num(c, "nodes");
-        ss->y[i] = cost_plot ? num(c, "cost") : num(c, "time_s");
+        ss->x[i] = cost_plot ? num(c, "time_s") * ss->tscale : num(c, "nodes");
+        ss->y[i] = cost_plot ? num(c, "cost") : num(c, "time_s") * ss->tscale;
         ss->nodes[i] = num(c, "nodes");
         ss->s[ss->ns - 1].n++;
     }
@@ -113,7 +128,7 @@ static svg_scale sset_scale(const sset *ss, int y, int integral)
         n += ss->s[i].n;
     double *v = calloc(n + 1, sizeof *v);
     if (!v)
-        return SVG_LINEAR;
+        return integral ? SVG_WHOLE : SVG_LINEAR;
     n = 0;
     for (size_t i = 0; i < ss->ns; i++)
         for (size_t k = 0; k < ss->s[i].n; k++)
@@ -190,7 +205,7 @@ static void html_time(FILE *f, const json_t *r)
 {
     sset ss;
     sset_build(&ss, json_object_get(r, "configs"), 0);
-    svg_axis x = {"nodes", sset_scale(&ss, 0, 1), NULL}, y = {"predicted run time (s)", sset_scale(&ss, 1, 0), NULL};
+    svg_axis x = {"nodes", sset_scale(&ss, 0, 1), NULL}, y = {ss.time_label, sset_scale(&ss, 1, 0), NULL};
     fputs("<h2>Time</h2>\n<p>Predicted run time against the number of nodes, one line per platform.</p>\n", f);
     svg_lines(f, "Predicted run time against nodes", &x, &y, ss.s, ss.ns);
     sset_free(&ss);
@@ -204,21 +219,21 @@ static void html_cost_plot(FILE *f, const json_t *r, const sset *ss)
     double *fx = calloc(n + 1, sizeof *fx), *fy = calloc(n + 1, sizeof *fy);
     json_array_foreach(configs, i, c) if (fx && fy && json_is_true(json_object_get(c, "pareto"))) {
         size_t j = k++;
-        for (; j > 0 && fx[j - 1] > num(c, "time_s"); j--) { /* insertion sort by time */
+        for (; j > 0 && fx[j - 1] > num(c, "time_s") * ss->tscale; j--) { /* insertion sort by time */
             fx[j] = fx[j - 1];
             fy[j] = fy[j - 1];
         }
-        fx[j] = num(c, "time_s");
+        fx[j] = num(c, "time_s") * ss->tscale;
         fy[j] = num(c, "cost");
     }
     int shown = json_is_true(json_object_get(rec, "priced"));
-    svg_front fr = {k, fx, fy, shown ? num(rec, "time_s") : -1, shown ? num(rec, "cost") : -1};
+    svg_front fr = {k, fx, fy, shown ? num(rec, "time_s") * ss->tscale : -1, shown ? num(rec, "cost") : -1};
     const char *cur = currency_of(r);
     char label[64];
     snprintf(label, sizeof label, *cur ? "cost of a run (%s)" : "cost of a run", cur);
     /* a symbol on every tick ("$0.05"); a code ("EUR") in the title only,
      * as the seconds of the time axis: on the ticks it would crowd the title */
-    svg_axis x = {"predicted run time (s)", sset_scale(ss, 0, 0), NULL},
+    svg_axis x = {ss->time_label, sset_scale(ss, 0, 0), NULL},
              y = {label, sset_scale(ss, 1, 0), *cur && cli_currency_is_symbol(cur) ? cur : NULL};
     svg_scatter(f, "Cost of a run against its time", &x, &y, ss->s, ss->ns, &fr);
     free(fx);

@@ -52,12 +52,12 @@ svg_scale svg_pick_scale(const double *v, size_t n, int integral)
     double lo = INFINITY, hi = 0;
     for (size_t i = 0; i < n; i++) {
         if (!(v[i] > 0))
-            return SVG_LINEAR;
+            return integral ? SVG_WHOLE : SVG_LINEAR;
         lo = v[i] < lo ? v[i] : lo;
         hi = v[i] > hi ? v[i] : hi;
     }
     if (!n || hi < (integral ? 4 : 10) * lo)
-        return SVG_LINEAR;
+        return integral ? SVG_WHOLE : SVG_LINEAR;
     return integral ? SVG_LOG2 : SVG_LOG10;
 }
 
@@ -68,12 +68,14 @@ static double nice(double x)
     return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * pow(10, e);
 }
 
-static void ticks_linear(axis_map *a, double lo, double hi)
+static void ticks_linear(axis_map *a, double lo, double hi, int whole)
 {
     lo = lo > 0 ? 0 : lo; /* amounts read best from zero */
     if (hi <= lo)
         hi = lo + (lo != 0 ? fabs(lo) : 1);
     double step = nice((hi - lo) / 5);
+    if (whole && step < 1)
+        step = 1;
     a->lo = floor(lo / step) * step;
     a->hi = ceil(hi / step - 1e-9) * step;
     for (double t = a->lo; t <= a->hi + step / 2 && a->nticks < MAXTICKS; t += step)
@@ -124,11 +126,11 @@ static void axis_fit(axis_map *a, svg_scale kind, double lo, double hi, double p
     a->p0 = p0;
     a->p1 = p1;
     a->nticks = 0;
-    if (kind != SVG_LINEAR && lo > 0)
+    if ((kind == SVG_LOG2 || kind == SVG_LOG10) && lo > 0)
         (kind == SVG_LOG2 ? ticks_log2 : ticks_log10)(a, lo, hi);
     else {
-        a->kind = SVG_LINEAR;
-        ticks_linear(a, lo, hi);
+        a->kind = kind == SVG_WHOLE ? SVG_WHOLE : SVG_LINEAR;
+        ticks_linear(a, lo, hi, kind == SVG_WHOLE);
     }
 }
 
@@ -192,6 +194,8 @@ static void open_svg(FILE *f, const char *title, int w, int h)
     fputs("</text>\n", f);
 }
 
+static int is_log(const axis_map *a) { return a->kind == SVG_LOG2 || a->kind == SVG_LOG10; }
+
 static void draw_axes(FILE *f, const axis_map *xa, const axis_map *ya, const svg_axis *x,
                       const svg_axis *y)
 {
@@ -217,10 +221,10 @@ static void draw_axes(FILE *f, const axis_map *xa, const axis_map *ya, const svg
     fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"middle\">", (ML + W - MR) / 2, H - 16);
     svg_escape(f, x->label);
     fprintf(f, "%s</text>\n<text x=\"18\" y=\"%d\" class=\"label\" text-anchor=\"middle\" "
-               "transform=\"rotate(-90 18 %d)\">", xa->kind != SVG_LINEAR ? " (log scale)" : "",
+               "transform=\"rotate(-90 18 %d)\">", is_log(xa) ? " (log scale)" : "",
             (MT + H - MB) / 2, (MT + H - MB) / 2);
     svg_escape(f, y->label);
-    fprintf(f, "%s</text>\n", ya->kind != SVG_LINEAR ? " (log scale)" : "");
+    fprintf(f, "%s</text>\n", is_log(ya) ? " (log scale)" : "");
 }
 
 /* Legend entry k at the right of the plot: a swatch drawn by the caller's kind. */

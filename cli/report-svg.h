@@ -30,7 +30,8 @@ const char *svg_colour(size_t i);
     ".legend{font-size:14px}.inbar{font-size:13px}.tag{font-size:12px}\n"                                 \
     ".grid{stroke:#dddddd;stroke-width:1}.axis{stroke:#333333;stroke-width:1.5}\n"
 
-typedef enum { SVG_LINEAR, SVG_LOG2, SVG_LOG10 } svg_scale;
+/* SVG_WHOLE: linear, ticks at whole numbers only (node counts) */
+typedef enum { SVG_LINEAR, SVG_LOG2, SVG_LOG10, SVG_WHOLE } svg_scale;
 
 typedef struct svg_axis {
     const char *label;
@@ -49,7 +50,8 @@ typedef struct svg_series {
 
 /* The scale that reads best for values v[n]: log base 2 for integral ones
  * (node counts) spanning a factor of 4 or more, log base 10 for others
- * spanning a factor of 10 or more, else linear. */
+ * spanning a factor of 10 or more, else linear (SVG_WHOLE for integral
+ * ones: no tick at half a node). */
 svg_scale svg_pick_scale(const double *v, size_t n, int integral);
 
 /* One line per series, with markers, axes, ticks and a legend. */

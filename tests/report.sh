@@ -253,6 +253,32 @@ check_report "$WORK/o/met" "$S" deadline "$1"
 "$PHANTOM" report "$S" -o "$WORK/o/missed.html" --deadline "$2" > /dev/null || fail "--deadline $2"
 check_report "$WORK/o/missed" "$S" deadline "$2"
 
+# ---- the plots: times in the unit of the longest; node counts 1 and 2 on
+# a linear axis with ticks at whole nodes only
+rm -rf "$WORK/n.study" && cp -a "$S" "$WORK/n.study"
+python3 - "$WORK/n.study/study.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["predictions"] = [p for p in s["predictions"] if p["nodes"] != 4]
+json.dump(s, open(sys.argv[1], "w"))
+PY
+"$PHANTOM" report "$WORK/n.study" > /dev/null 2> "$WORK/err" || fail "report of nodes 1 and 2: $(cat "$WORK/err")"
+python3 - "$WORK/n.study/report" <<'PY' || fail "the plots' axes"
+import json, re, sys
+r = json.load(open(sys.argv[1] + ".json"))
+hi = max(c["time_s"] for c in r["configs"])
+unit = "s" if hi >= 1 else "ms" if hi >= 1e-3 else "us"
+html = open(sys.argv[1] + ".html").read()
+time_plot = html.split("Predicted run time against nodes")[2].split("</svg>")[0]
+assert ">predicted run time (%s)<" % unit in time_plot, unit
+x_ticks = re.findall(r'class="tick" text-anchor="middle">([^<]*)<', time_plot)
+assert x_ticks == ["0", "1", "2"], x_ticks
+cost_plot = html.split("Cost of a run against its time")[2].split("</svg>")[0]
+assert ">predicted run time (%s)<" % unit in cost_plot
+y_ticks = [float(t) for t in re.findall(r'class="tick" text-anchor="end">([^<]*)<', time_plot)]
+assert y_ticks[-1] >= hi * {"s": 1, "ms": 1e3, "us": 1e6}[unit] > y_ticks[-2], (y_ticks, hi)
+PY
+
 # ---- the page as a browser shows it
 timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
   --user-data-dir="$WORK/chromium-profile" --screenshot="$WORK/shot.png" \
