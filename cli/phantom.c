@@ -185,9 +185,13 @@ char *cli_find_program(const char *verb, const char *envvar, const char *build_r
  * for the source tree's. */
 static int installed_binary(void)
 {
-    char exe[PATH_MAX], *inst = realpath(BINDIR "/phantom", NULL);
+    char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    int same = inst && n > 0 && ((void)(exe[n] = 0), strcmp(exe, inst) == 0);
+    if (n <= 0)
+        return 0;
+    exe[n] = 0;
+    char *inst = realpath(BINDIR "/phantom", NULL);
+    int same = inst && strcmp(exe, inst) == 0;
     free(inst);
     return same;
 }

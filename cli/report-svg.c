@@ -1,6 +1,7 @@
 /* report-svg.c - line chart, scatter with a front and stacked bars as inline
  * SVG for `phantom report` (see report-svg.h). */
 #include "report-svg.h"
+#include "phantom.h" /* cli_currency_is_symbol */
 
 #include <math.h>
 #include <string.h>
@@ -164,20 +165,11 @@ static int tick_decimals(const axis_map *a)
     return d;
 }
 
-/* A unit without letters is a symbol, written first: "$2", "€2", but "2 s". */
-static int unit_first(const char *unit)
-{
-    for (; *unit; unit++)
-        if ((*unit >= 'a' && *unit <= 'z') || (*unit >= 'A' && *unit <= 'Z'))
-            return 0;
-    return 1;
-}
-
 static void tick_label(FILE *f, const svg_axis *ax, const axis_map *a, double v)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%.*f", tick_decimals(a), v);
-    if (ax->unit && unit_first(ax->unit))
+    if (ax->unit && cli_currency_is_symbol(ax->unit)) /* "$2", "€2", but "2 s" */
         fprintf(f, "%s%s", ax->unit, buf);
     else
         fprintf(f, "%s%s%s", buf, ax->unit ? " " : "", ax->unit ? ax->unit : "");
