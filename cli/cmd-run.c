@@ -747,12 +747,10 @@ static int step_replay(study *s, json_t *runs, json_t *old)
 static int add_platforms(const char *item, json_t *files)
 {
     struct stat st;
-    char named[PATH_MAX];
-    if (stat(item, &st) < 0 && !strchr(item, '/')) { /* a bundled platform's name */
-        if (cli_platform_file("run", "--platforms", item, named, sizeof named) != CLI_OK)
-            return CLI_ERR;
-        item = named;
-    }
+    char named[PATH_MAX]; /* item, or the bundled platform it names */
+    if (cli_platform_file("run", "--platforms", item, named, sizeof named) != CLI_OK)
+        return CLI_ERR;
+    item = named;
     if (stat(item, &st) < 0)
         return cli_error("run", "--platforms: %s: %s", item, strerror(errno));
     if (!S_ISDIR(st.st_mode))

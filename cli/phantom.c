@@ -215,10 +215,11 @@ static int is_conf(const struct dirent *d)
 int cli_platform_file(const char *verb, const char *opt, const char *arg, char *buf, size_t cap)
 {
     struct stat st;
-    const char *dir = cli_bundled_platforms();
-    if (stat(arg, &st) == 0 || strchr(arg, '/') || !*dir) {
-        snprintf(buf, cap, "%s", arg); /* opening it says what is wrong */
-        return CLI_OK;
+    const char *dir = stat(arg, &st) == 0 || strchr(arg, '/') ? "" : cli_bundled_platforms();
+    if (!*dir) { /* opening it says what is wrong */
+        if ((size_t)snprintf(buf, cap, "%s", arg) < cap)
+            return CLI_OK;
+        return cli_error(verb, "%s %.64s...: the path is too long", opt, arg);
     }
     for (int conf = 0; conf < 2; conf++) {
         if ((size_t)snprintf(buf, cap, "%s/%s%s", dir, arg, conf ? ".conf" : "") < cap &&

@@ -32,6 +32,9 @@ expect "unknown platform name: exit" $rc 1
 expect "unknown platform name: one line" "$(wc -l < "$WORK/err")" 1
 grep -q "^phantom predict: --platform ib-qdx: no such file, nor a bundled platform (.*/platforms: 10gbe-cloud, ib-qdr, shm-2core-local, tcp-loopback-local)\$" "$WORK/err" ||
   fail "unknown platform name: $(cat "$WORK/err")"
+rc=0; $PREDICT "$WORK/e" --platform "$WORK/$(printf '%05000d' 0)" > /dev/null 2> "$WORK/err" || rc=$?
+expect "too long a platform path: exit" $rc 1
+grep -qx "phantom predict: --platform .*\.\.\.: the path is too long" "$WORK/err" || fail "too long a path: $(cat "$WORK/err")"
 
 # A file that does not say when it was calibrated: null; too long a line: one error.
 printf 'o_s = 1us\n' > "$WORK/plain.conf"
