@@ -436,12 +436,37 @@ static inline void blocked_work(sim *s, srank *r, simtime start, simtime cost, u
     acct(s, r, op, site, A_OVH, cost);
 }
 
+/* Without noise a queued rank's debt is known in full now: it moves the
+ * rank's RESUME later at once, which saves the rank a trip through the heap
+ * (popped at its old time, it would pay and, most often, queue again
+ * behind what came in between: in a rendezvous stencil, 9 RESUMEs of 17).
+ * The rank acts at the same key, after the same events, either way.  Only
+ * while the RESUMEs are a small heap, where finding the rank's is a short
+ * scan: 0 when it is not there (woken but not queued yet). */
+#define DELAY_SCAN_MAX 32
+static int delay_resume(sim *s, const srank *r, simtime cost)
+{
+    evheap *h = &s->rheap.small;
+    if (s->rheap.b || h->n > DELAY_SCAN_MAX)
+        return 0;
+    uint64_t rank = (uint64_t)(r - s->r);
+    for (uint64_t i = 0; i < h->n; i++)
+        if (h->h[i].key >> 40 == rank) {
+            evheap_delay(h, i, cost);
+            return 1;
+        }
+    return 0;
+}
+
 /* Protocol work a computing rank's CPU owes (asynchronous progress): the
  * rank pays it when its computation ends (rank_run).  Under noise the time
  * it then takes is the rank's overhead; the call's tallies get cost. */
 static inline void owe(sim *s, srank *r, simtime cost, uint16_t op, uint32_t site)
 {
-    r->debt += cost;
+    if (!s->noise && r->state == RK_QUEUED && delay_resume(s, r, cost))
+        r->now += cost;
+    else
+        r->debt += cost;
     /* A finished rank (a request it freed or never waited for, or a stream
      * cut short) never pays: its clock stopped, and its breakdown must
      * still add up to its finish time. */

@@ -133,6 +133,26 @@ static inline __attribute__((always_inline)) hev evheap_pop_(evheap *hp, uint32_
 
 static inline hev evheap_pop(evheap *hp, uint32_t *ref) { return evheap_pop_(hp, ref, 1); }
 
+/* Moves h[i] (a heap without refs) later by dt: it sifts down. */
+static inline void evheap_delay(evheap *hp, uint64_t i, simtime dt)
+{
+    hev *h = hp->h, e = h[i];
+    e.t += dt;
+    hkey k = hev_key(&e);
+    for (uint64_t n = hp->n;;) {
+        uint64_t c = 4 * i + 1, m = c;
+        if (c >= n)
+            break;
+        for (uint64_t j = c + 1; j < c + 4 && j < n; j++)
+            m = hev_key(&h[j]) < hev_key(&h[m]) ? j : m;
+        if (k <= hev_key(&h[m]))
+            break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i] = e;
+}
+
 /* ---- the radix heap, and the queue that picks one ----------------------------
  *
  * A 4-ary heap's sift touches a line per level, and past some 30,000

@@ -3,7 +3,8 @@
 # heap takes events out in the 4-ary heap's order.  First the queues
 # against a reference, pop by pop (simmpi/evqueue-test.c); then whole
 # predictions of every synthetic pattern under three platforms with
-# --queue heap, radix and auto: the same JSON, heap events included.
+# --queue heap, radix and auto: the same JSON, heap events included (but
+# for radix, below).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/simmpi-lib.sh"
 P="$top_srcdir/platforms"
@@ -29,7 +30,13 @@ for t in a16 a13 st ar ring wc pr ic sc nr; do
       $PREDICT "$WORK/$t" --platform $cfg --json --threads 1 --queue $kind > "$WORK/$kind.json" \
         || fail "$t ($cfg): predict --queue $kind"
     done
-    cmp -s "$WORK/heap.json" "$WORK/radix.json" || { diff "$WORK/heap.json" "$WORK/radix.json" | head; fail "$t ($cfg): radix differs"; }
+    # A RESUME moved later in the heap (engine.c, delay_resume) saves a
+    # heap event, a shortcut the radix heap does not take: the counts of
+    # heap events may differ there, nothing else, and the radix heap is the
+    # reference that the shortcut changes no prediction.
+    grep -v '"heap_events"' "$WORK/heap.json" > "$WORK/heap.cmp"
+    grep -v '"heap_events"' "$WORK/radix.json" > "$WORK/radix.cmp"
+    cmp -s "$WORK/heap.cmp" "$WORK/radix.cmp" || { diff "$WORK/heap.json" "$WORK/radix.json" | head; fail "$t ($cfg): radix differs"; }
     cmp -s "$WORK/heap.json" "$WORK/auto.json" || fail "$t ($cfg): auto differs"
     n=$((n + 1))
   done
