@@ -49,7 +49,7 @@
 extern const ph_verb cmd_export;
 
 static const char usage[] =
-    "usage: phantom export TRACE --format simgrid -o OUT [--platform FILE] [--ppn N]\n"
+    "usage: phantom export TRACE --format simgrid -o OUT [--platform FILE|NAME] [--ppn N]\n"
     "\n"
     "Write the trace in TRACE in another simulator's input format.  With\n"
     "--format simgrid: SimGrid's time-independent trace, for `smpirun -replay`:\n"

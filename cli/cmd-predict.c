@@ -1,4 +1,4 @@
-/* cmd-predict.c - `phantom predict TRACE --platform FILE`: the predicted run
+/* cmd-predict.c - `phantom predict TRACE --platform FILE|NAME`: the predicted run
  * time of the traced application on a target platform (SIM-MPI, Zhai et
  * al., Section 6), with where the time goes: computation, MPI overhead,
  * transfer and synchronisation wait, per rank, per MPI function and per
@@ -27,7 +27,7 @@
 extern const ph_verb cmd_predict;
 
 static const char usage[] =
-    "usage: phantom predict TRACE --platform FILE [options]\n"
+    "usage: phantom predict TRACE --platform FILE|NAME [options]\n"
     "\n"
     "Predict how long the application traced in TRACE runs on the platform\n"
     "described by FILE.  Every rank replays its communication sequence on a\n"
@@ -163,7 +163,7 @@ static int parse_args(int argc, char **argv, popts *o)
     if (cli_trace_arg("predict", argc, argv, &o->trace) != CLI_OK)
         return CLI_USAGE;
     if (!o->platform)
-        return cli_usage_error("predict", "no platform given (--platform FILE)");
+        return cli_usage_error("predict", "no platform given (--platform FILE|NAME)");
     if (cli_platform_file("predict", "--platform", o->platform, o->platform_path, sizeof o->platform_path) != CLI_OK)
         return CLI_ERR;
     o->platform = o->platform_path;

@@ -35,6 +35,9 @@ grep -q "^phantom predict: --platform ib-qdx: no such file, nor a bundled platfo
 rc=0; $PREDICT "$WORK/e" --platform "$WORK/$(printf '%05000d' 0)" > /dev/null 2> "$WORK/err" || rc=$?
 expect "too long a platform path: exit" $rc 1
 grep -qx "phantom predict: --platform .*\.\.\.: the path is too long" "$WORK/err" || fail "too long a path: $(cat "$WORK/err")"
+rc=0; $PREDICT "$WORK/e" > /dev/null 2> "$WORK/err" || rc=$?
+expect "no --platform: exit" $rc 2
+grep -qx "phantom predict: no platform given (--platform FILE|NAME)" "$WORK/err" || fail "no --platform: $(cat "$WORK/err")"
 
 # A file that does not say when it was calibrated: null; too long a line: one error.
 printf 'o_s = 1us\n' > "$WORK/plain.conf"
