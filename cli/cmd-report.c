@@ -735,28 +735,24 @@ static void write_json(FILE *f, const json_t *r)
     fputc('\n', f);
 }
 
-/* Writes path through path.tmp, renamed at the end: never half a file. */
+typedef struct page {
+    writer w;
+    const json_t *r;
+} page;
+
+static int write_page(FILE *f, const void *ctx)
+{
+    const page *p = ctx;
+    p->w(f, p->r);
+    return 0;
+}
+
+/* Never half a file (ph_file_save). */
 static int write_file(const char *path, writer w, const json_t *r)
 {
-    char *tmp = NULL;
-    if (asprintf(&tmp, "%s.tmp", path) < 0)
-        return cli_error("report", "out of memory");
-    FILE *f = fopen(tmp, "w");
-    int rc = CLI_OK;
-    if (!f)
-        rc = cli_error("report", "%s: cannot write: %s", path, strerror(errno));
-    else {
-        w(f, r);
-        int bad = ferror(f), e = errno;
-        if (fclose(f) != 0 || bad)
-            rc = cli_error("report", "%s: cannot write: %s", path, strerror(bad ? e : errno));
-        else if (rename(tmp, path) != 0)
-            rc = cli_error("report", "%s: cannot rename %s to it: %s", path, tmp, strerror(errno));
-        if (rc != CLI_OK)
-            remove(tmp);
-    }
-    free(tmp);
-    return rc;
+    page p = {w, r};
+    ph_err err;
+    return ph_file_save(path, write_page, &p, &err) < 0 ? cli_error("report", "%s", err.msg) : CLI_OK;
 }
 
 /* FILE.html, FILE.md, FILE.json */

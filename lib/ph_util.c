@@ -56,7 +56,7 @@ json_t *ph_json_load(const char *path, ph_err *err)
     return j;
 }
 
-int ph_json_save(json_t *doc, const char *path, size_t flags, ph_err *err)
+int ph_file_save(const char *path, int (*write)(FILE *f, const void *ctx), const void *ctx, ph_err *err)
 {
     /* Beside it, then renamed over it: a full disk or a crash leaves the
      * old file whole (a replay result's meta.json lists earlier replays). */
@@ -65,15 +65,41 @@ int ph_json_save(json_t *doc, const char *path, size_t flags, ph_err *err)
         ph_err_set(err, "%s: cannot write: out of memory", path);
         return -1;
     }
-    int rc = json_dump_file(doc, tmp, flags);
-    if (rc != 0)
-        ph_err_set(err, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
-    else if ((rc = rename(tmp, path)) != 0)
-        ph_err_set(err, "%s: cannot replace: %s", path, strerror(errno));
-    if (rc != 0)
-        unlink(tmp);
+    FILE *f = fopen(tmp, "w");
+    int rc = -1;
+    if (!f) {
+        ph_err_set(err, "%s: cannot write: %s", path, strerror(errno));
+    } else {
+        errno = 0;
+        int bad = write(f, ctx) != 0 || ferror(f), e = errno;
+        if (fclose(f) != 0 || bad)
+            ph_err_set(err, "%s: cannot write: %s", path, strerror(bad && e ? e : errno ? errno : EIO));
+        else if (rename(tmp, path) != 0)
+            ph_err_set(err, "%s: cannot replace: %s", path, strerror(errno));
+        else
+            rc = 0;
+        if (rc != 0)
+            unlink(tmp);
+    }
     free(tmp);
-    return rc ? -1 : 0;
+    return rc;
+}
+
+typedef struct json_doc {
+    json_t *doc;
+    size_t flags;
+} json_doc;
+
+static int write_json_doc(FILE *f, const void *ctx)
+{
+    const json_doc *d = ctx;
+    return json_dumpf(d->doc, f, d->flags);
+}
+
+int ph_json_save(json_t *doc, const char *path, size_t flags, ph_err *err)
+{
+    json_doc d = {doc, flags};
+    return ph_file_save(path, write_json_doc, &d, err);
 }
 
 /* ---- memory ------------------------------------------------------------- */

@@ -33,6 +33,23 @@ for ext in html md json; do
 done
 [ "$(wc -l < "$WORK/out")" = 3 ] || fail "phantom report printed more than the three files: $(cat "$WORK/out")"
 
+# ---- a report that cannot be written: one line, and an old report whole.
+# The page is some 100 kB; a file-size limit of 16 kB (sh's ulimit -f counts
+# 512-byte blocks) fails its write, with SIGXFSZ ignored as a shell may.
+rc=0; "$PHANTOM" report "$S" -o "$WORK/no/such/dir/r.html" > /dev/null 2> "$WORK/err" || rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l < "$WORK/err")" = 1 ] &&
+  grep -qx "phantom report: $WORK/no/such/dir/r.html: cannot write: No such file or directory" "$WORK/err" ||
+  fail "report into a missing directory: exit $rc: $(cat "$WORK/err")"
+mkdir -p "$WORK/lim" && "$PHANTOM" report "$S" -o "$WORK/lim/r.html" > /dev/null || fail "report -o lim/r.html"
+cp "$WORK/lim/r.html" "$WORK/r.before"
+[ "$(wc -c < "$WORK/r.before")" -gt 16384 ] || fail "the report page is no larger than 16 kB: the test below would not fail a write"
+rc=0; sh -c 'trap "" XFSZ; ulimit -S -f 32; exec "$@"' sh "$PHANTOM" report "$S" -o "$WORK/lim/r.html" > /dev/null 2> "$WORK/err" || rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l < "$WORK/err")" = 1 ] &&
+  grep -qx "phantom report: $WORK/lim/r.html: cannot write: File too large" "$WORK/err" ||
+  fail "report past a file-size limit: exit $rc: $(cat "$WORK/err")"
+cmp -s "$WORK/r.before" "$WORK/lim/r.html" || fail "a report that could not be written changed the old one"
+[ -z "$(ls "$WORK/lim" | grep -v '^r\.\(html\|md\|json\)$')" ] || fail "a failed write left files: $(ls "$WORK/lim")"
+
 # check_report REPORT_BASE STUDY RULE VALUE: the numbers, the front and the rule
 check_report() {
   python3 - "$@" <<'PY' || fail "$1.json: see above"
