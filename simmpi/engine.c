@@ -458,9 +458,10 @@ static int delay_resume(sim *s, const srank *r, simtime cost)
     return 0;
 }
 
-/* Protocol work a computing rank's CPU owes (asynchronous progress): the
- * rank pays it when its computation ends (rank_run).  Under noise the time
- * it then takes is the rank's overhead; the call's tallies get cost. */
+/* Protocol work a computing rank's CPU owes (asynchronous progress): on
+ * its clock at once where delay_resume moves its RESUME, else paid when
+ * the rank resumes (rank_run).  Under noise the time it then takes is the
+ * rank's overhead; the call's tallies get cost. */
 static inline void owe(sim *s, srank *r, simtime cost, uint16_t op, uint32_t site)
 {
     if (!s->noise && r->state == RK_QUEUED && delay_resume(s, r, cost))
