@@ -402,6 +402,7 @@ static int check_cpu(int np)
 /* What the ping-pongs measured (ns, G in ns per byte). */
 typedef struct measured {
     double os, orr, l, g, oprime, opoll, oiprobe, half_duplex;
+    double os_seen, orr_seen; /* before the cut that keeps o_s + o_r <= T(1) */
     double t1, t256, tb0, tb1, jump, xb0, xb1;
     long big0, big1, eager;
     int reps;
@@ -433,6 +434,8 @@ static measured measure(int reps, int throttled)
     step(4, "ping-pong of small messages: L");
     m.t1 = oneway(1, iters(&rs, 5000, 2 * warm), rs.reps);
     m.t256 = oneway(256, iters(&rs, 5000, 2 * warm), rs.reps);
+    m.os_seen = m.os;
+    m.orr_seen = m.orr;
     if (m.os > m.t1)
         m.os = m.t1;
     if (m.orr > m.t1 - m.os)
@@ -524,6 +527,10 @@ static void write_platform(FILE *out, const char *name, const measured *m, const
             m->t256, m->big0 >> 10, m->tb0, m->big1 >> 10, m->tb1);
     fprintf(out, "# rendezvous jump at the eager limit: %.1f ns%s.\n", m->jump,
             m->oprime > 0 ? "" : " (not above 2L: o_prime is below what this run can see, 0 taken)");
+    if (m->l < 0.05) /* what L = %.1f writes as 0.0 */
+        fprintf(out, "# L is 0: o_s + o_r as measured (%.1f + %.1f ns) take the whole one-way\n"
+                     "# time T(1) (o_r is cut to fit, if need be).\n",
+                m->os_seen, m->orr_seen);
     warn_throttled(out, cpu);
     if (cpu_scale != 1)
         fprintf(out, "# The CPU ran %.0f%% of the time, so each CPU overhead below is its time at\n"

@@ -42,6 +42,10 @@ for k in ("o_s", "o_r", "o_poll", "o_iprobe"):
 # on a loaded machine: 0 is then what calibrate writes (and says why)
 for k in ("L", "o_prime"):
     if not 0 <= ns(kv[k]) < 100000: die(f"{k} = {kv[k]}")
+# L is 0 exactly when the overheads took the whole one-way time T(1), and
+# the file says so (which case this run is depends on the machine)
+said = "# L is 0: o_s + o_r as measured" in open(sys.argv[1]).read()
+if said != (ns(kv["L"]) == 0): die(f"L = {kv['L']}, but the file {'says' if said else 'does not say'} why L is 0")
 g = float(kv["G"])
 if not 0.001 <= g <= 10: die(f"G = {g} ns/byte")
 if not 256 <= int(kv["eager_limit"]) <= (1 << 20): die(f"eager_limit = {kv['eager_limit']}")
