@@ -71,11 +71,11 @@ const char *ph_not_dir(const char *path);
  * to "PATH: cannot open: REASON" or "PATH: line N: not JSON: WHAT".  (The
  * struct is jansson's json_t; callers that use it include <jansson.h>.) */
 struct json_t *ph_json_load(const char *path, ph_err *err);
-/* Writes a file whole or not at all: write(f, ctx) into PATH.PID.tmp
+/* Writes a file whole or not at all: fill(f, ctx) into PATH.PID.tmp
  * beside path, which is then renamed over it.  -1 with "PATH: cannot
- * write: REASON" (a write, or write's own -1, or the close failed) or
+ * write: REASON" (a write, or fill's own -1, or the close failed) or
  * "PATH: cannot replace: REASON", the old file left whole. */
-int ph_file_save(const char *path, int (*write)(FILE *f, const void *ctx), const void *ctx, ph_err *err);
+int ph_file_save(const char *path, int (*fill)(FILE *f, const void *ctx), const void *ctx, ph_err *err);
 /* ph_file_save of doc, with json_dumpf's flags. */
 int ph_json_save(struct json_t *doc, const char *path, size_t flags, ph_err *err);
 

@@ -56,7 +56,7 @@ json_t *ph_json_load(const char *path, ph_err *err)
     return j;
 }
 
-int ph_file_save(const char *path, int (*write)(FILE *f, const void *ctx), const void *ctx, ph_err *err)
+int ph_file_save(const char *path, int (*fill)(FILE *f, const void *ctx), const void *ctx, ph_err *err)
 {
     /* Beside it, then renamed over it: a full disk or a crash leaves the
      * old file whole (a replay result's meta.json lists earlier replays). */
@@ -71,7 +71,7 @@ int ph_file_save(const char *path, int (*write)(FILE *f, const void *ctx), const
         ph_err_set(err, "%s: cannot write: %s", path, strerror(errno));
     } else {
         errno = 0;
-        int bad = write(f, ctx) != 0 || ferror(f), e = errno;
+        int bad = fill(f, ctx) != 0 || ferror(f), e = errno;
         if (fclose(f) != 0 || bad)
             ph_err_set(err, "%s: cannot write: %s", path, strerror(bad && e ? e : errno ? errno : EIO));
         else if (rename(tmp, path) != 0)
