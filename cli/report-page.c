@@ -17,15 +17,19 @@ const char *report_jstr(const json_t *o, const char *key)
     return json_string_value(json_object_get(o, key));
 }
 
+/* The unit a time of secs reads best in (s, ms or us), and its factor. */
+static double time_unit_of(double secs, const char **unit)
+{
+    *unit = secs >= 1 ? "s" : secs >= 1e-3 ? "ms" : "us";
+    return secs >= 1 ? 1 : secs >= 1e-3 ? 1e3 : 1e6;
+}
+
 /* "1.23 s", "45.6 ms", "789 us" */
 const char *report_fmt_time(double secs, char *buf, size_t cap)
 {
-    if (secs >= 1 || secs == 0)
-        snprintf(buf, cap, "%.3g s", secs);
-    else if (secs >= 1e-3)
-        snprintf(buf, cap, "%.3g ms", secs * 1e3);
-    else
-        snprintf(buf, cap, "%.3g us", secs * 1e6);
+    const char *unit = "s";
+    double k = secs == 0 ? 1 : time_unit_of(secs, &unit);
+    snprintf(buf, cap, "%.3g %s", secs * k, unit);
     if (secs >= 1000)
         snprintf(buf, cap, "%.0f s", secs);
     return buf;
@@ -81,8 +85,8 @@ static void time_unit(sset *ss, const json_t *configs)
     size_t i;
     const json_t *c;
     json_array_foreach(configs, i, c) hi = num(c, "time_s") > hi ? num(c, "time_s") : hi;
-    const char *unit = hi >= 1 ? "s" : hi >= 1e-3 ? "ms" : "us";
-    ss->tscale = hi >= 1 ? 1 : hi >= 1e-3 ? 1e3 : 1e6;
+    const char *unit;
+    ss->tscale = time_unit_of(hi, &unit);
     snprintf(ss->time_label, sizeof ss->time_label, "predicted run time (%s)", unit);
 }
 
