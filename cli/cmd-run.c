@@ -26,7 +26,6 @@
 
 extern char **environ;
 
-
 static const char usage[] =
     "usage: phantom run -o STUDY [options] -- COMMAND...\n"
     "\n"

@@ -59,8 +59,9 @@ char *cli_find_program(const char *verb, const char *envvar, const char *build_r
 /* A file's modification time in ns, or -1 if it is not there (whether a
  * step's output is newer than its inputs: run and report). */
 long long cli_mtime_ns(const char *path);
-/* The bundled platform files' directory: the installed one, else the
- * source tree's (a build not installed). */
+/* The bundled platform files' directory: the source tree's for a phantom
+ * run from its build tree, the installed one for the installed phantom (or
+ * when the source tree is gone). */
 const char *cli_bundled_platforms(void);
 /* A platform file named by an option: arg itself when it exists or is a
  * path (has a '/'), else the bundled platform of that name ("ib-qdr" or
