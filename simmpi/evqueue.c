@@ -189,7 +189,7 @@ int evq_push_radix(evqueue *q, simtime t, uint64_t key, uint32_t ref)
 
 /* Against 0 (always spread), 64 and 170 (a whole chunk): 16 gave the
  * simulation 10-22% more events/s from 65,536 to 1,048,576 ranks, and
- * the bare queue 8-25% (doc/simmpi.md, section 7, sixth round). */
+ * the bare queue 8-25% (doc/simmpi-speed-log.md, part 1, sixth round). */
 #define RX_TO_HEAP 16
 
 /* Bucket i (> 0, the lowest) whole into the emptied heap, when it is one
