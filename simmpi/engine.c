@@ -449,9 +449,9 @@ static int delay_resume(sim *s, const srank *r, simtime cost)
     evheap *h = &s->rheap.small;
     if (s->rheap.b || h->n > DELAY_SCAN_MAX)
         return 0;
-    uint64_t rank = (uint64_t)(r - s->r);
+    uint32_t rank = (uint32_t)(r - s->r);
     for (uint64_t i = 0; i < h->n; i++)
-        if (h->h[i].key >> 40 == rank) {
+        if (ev_rank(&h->h[i]) == rank) {
             evheap_delay(h, i, cost);
             return 1;
         }
