@@ -118,9 +118,6 @@ static void msg_free(sim *s, uint32_t m)
  * peer, the sender's send number), a total order that depends only on the
  * model, so every run pops the same sequence. ------------------------------- */
 
-static uint32_t ev_rank(const hev *e) { return (uint32_t)(e->key >> 40); }
-static uint8_t ev_type(const hev *e) { return (uint8_t)(e->key >> 38 & 3); }
-
 /* Inline: about two pushes per simulated event, from four places; the
  * calls themselves cost about 15 instructions an event.  RESUMEs go to
  * rheap, the message events to mheap (their key: evqueue.h). */
@@ -139,7 +136,10 @@ static inline __attribute__((always_inline)) void push(sim *s, simtime t, uint32
             p->last = t;
         key |= (uint64_t)(type == EV_CTS ? m->dst : m->src) << 14 | (m->seq & 0x3fff);
     }
-    if ((type == EV_RESUME ? evq_push_(hp, t, key, 0, 0) : evq_push(hp, t, key, ref)) < 0)
+    int rc = type != EV_RESUME  ? evq_push(hp, t, key, ref)
+             : hp->small.pos ? evq_push_(hp, t, key, 0, HEAP_POS)
+                             : evq_push_(hp, t, key, 0, HEAP_PLAIN);
+    if (rc < 0)
         sim_fail(s, "out of memory (%llu pending events)",
                  (unsigned long long)(evq_n(&s->rheap) + evq_n(&s->mheap)));
 }
@@ -441,15 +441,33 @@ static inline void blocked_work(sim *s, srank *r, simtime start, simtime cost, u
  * (popped at its old time, it would pay and, most often, queue again
  * behind what came in between: in a rendezvous stencil, 9 RESUMEs of 17).
  * The rank acts at the same key, after the same events, either way.  Only
- * while the RESUMEs are a small heap, where finding the rank's is a short
- * scan: 0 when it is not there (woken but not queued yet). */
+ * while the RESUMEs are a 4-ary heap.  Up to DELAY_SCAN_MAX of them a scan
+ * finds the rank's; from there to RPOS_MAX_RANKS ranks the heap keeps each
+ * rank's slot (pos, set up in setup), whose upkeep costs more than the
+ * scan at 16 ranks and less than the second trips past 32 (part 1 of
+ * doc/simmpi-speed-log.md).  0 when the rank's RESUME is not there: woken
+ * but not queued yet (pos[rank] is then stale: its slot holds another
+ * rank's event, or none, as a rank has one RESUME at most). */
 #define DELAY_SCAN_MAX 32
+/* The auto queue's radix_from: measured up to there.  Past it, with
+ * --queue heap, the upkeep would be a write a move to a random line of
+ * megabytes: not measured, not done. */
+#define RPOS_MAX_RANKS 32768
 static int delay_resume(sim *s, const srank *r, simtime cost)
 {
     evheap *h = &s->rheap.small;
-    if (s->rheap.b || h->n > DELAY_SCAN_MAX)
-        return 0;
     uint32_t rank = (uint32_t)(r - s->r);
+    if (s->rheap.b)
+        return 0;
+    if (h->pos) {
+        uint32_t i = h->pos[rank];
+        if (i >= h->n || ev_rank(&h->h[i]) != rank)
+            return 0;
+        evheap_delay(h, i, cost);
+        return 1;
+    }
+    if (h->n > DELAY_SCAN_MAX)
+        return 0;
     for (uint64_t i = 0; i < h->n; i++)
         if (ev_rank(&h->h[i]) == rank) {
             evheap_delay(h, i, cost);
@@ -1353,7 +1371,10 @@ static void run_loop(sim *s)
          * call or end. */
         uint32_t ref = 0;
         hev e;
-        if ((q == &s->rheap ? evq_pop_(q, &e, &ref, 0) : evq_pop(q, &e, &ref)) < 0) {
+        int rc = q != &s->rheap  ? evq_pop(q, &e, &ref)
+                 : q->small.pos ? evq_pop_(q, &e, &ref, HEAP_POS)
+                                : evq_pop_(q, &e, &ref, HEAP_PLAIN);
+        if (rc < 0) {
             sim_fail(s, "out of memory (%llu pending events)",
                      (unsigned long long)(evq_n(&s->rheap) + evq_n(&s->mheap)));
             break;
@@ -1603,10 +1624,16 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     s->noise = s->pf.noise_pause && s->pf.noise_period > s->pf.noise_pause;
     s->comp_plain = !o->comp.unit && o->comp_scale == 1.0;
     s->probe_ns = o->host_probe_ns;
-    evq_init(&s->rheap, o->queue, 0);
-    evq_init(&s->mheap, o->queue, 1);
+    evq_init(&s->rheap, o->queue, HEAP_PLAIN);
+    evq_init(&s->mheap, o->queue, HEAP_REF);
     if (src->nranks > SIMMPI_MAX_RANKS)
         return sim_fail(s, "%u ranks: the simulator takes at most %u", src->nranks, SIMMPI_MAX_RANKS);
+    /* Where each rank's RESUME is (delay_resume).  With one RESUME a rank
+     * at most, the RESUMEs of up to radix_from ranks never make a radix
+     * heap, whose buckets keep no positions. */
+    if (s->n > DELAY_SCAN_MAX && s->n <= s->rheap.radix_from && s->n <= RPOS_MAX_RANKS &&
+        !(s->rheap.small.pos = calloc(s->n ? s->n : 1, sizeof *s->rheap.small.pos)))
+        return sim_fail(s, "out of memory (%u ranks)", s->n);
     if (!(o->comp_scale >= 0))
         return sim_fail(s, "computation scale %g is not a factor >= 0", o->comp_scale);
     s->res = calloc(1, sizeof *s->res);
@@ -1680,6 +1707,7 @@ static void teardown(sim *s)
     free(s->rq);
     free(s->ms);
     free(s->mt.e);
+    free(s->rheap.small.pos);
     evq_free(&s->rheap);
     evq_free(&s->mheap);
     free(s->credit);

@@ -195,38 +195,69 @@ static int repeated(uint64_t ops)
     return drain("repeated keys");
 }
 
-/* evheap_delay, as the engine uses it on its RESUMEs (a heap without
- * refs, of up to 32): an event anywhere in the heap moves later, and the
- * pops go on in the reference's order. */
-static int delays(uint64_t ops)
+/* Does pos say where every event of h is? */
+static int positions_hold(const evheap *h, uint64_t op)
 {
-    evheap h = {0};
+    for (uint64_t i = 0; i < h->n; i++)
+        if (h->pos[ev_rank(&h->h[i])] != i) {
+            fprintf(stderr, "evqueue-test: delays, op %" PRIu64 ": rank %u's event is at %" PRIu64 ", pos says %u\n",
+                    op, ev_rank(&h->h[i]), i, h->pos[ev_rank(&h->h[i])]);
+            return -1;
+        }
+    return 0;
+}
+
+/* evheap_delay, as the engine uses it on its RESUMEs (one event a rank, in
+ * a HEAP_POS heap or, with_pos 0, a plain one): an event anywhere in the
+ * heap, found through pos or by a scan, moves later, and the pops go on
+ * in the reference's order. */
+#define DELAY_RANKS 100
+static int delays(uint64_t ops, int with_pos)
+{
+    uint32_t pos[DELAY_RANKS];
+    uint8_t queued[DELAY_RANKS] = {0};
+    evheap h = {.pos = with_pos ? pos : NULL};
+    int extra = with_pos ? HEAP_POS : HEAP_PLAIN;
     refq r = {0};
     int rc = 0;
     for (uint64_t i = 0; i < ops && !rc; i++) {
         uint64_t what = next_rand() % 3;
-        if (h.n < 32 && (what == 0 || !h.n)) {
-            hev e = {.key = (uint64_t)(next_rand() % 100) << 40 | serial++, .t = next_rand() % 1000};
-            if (evheap_push_(&h, e.t, e.key, 0, 0) < 0)
+        uint32_t rank = (uint32_t)(next_rand() % DELAY_RANKS);
+        if (h.n < 64 && (what == 0 || !h.n)) {
+            if (queued[rank])
+                continue;
+            queued[rank] = 1;
+            hev e = {.key = (uint64_t)rank << 40 | serial++, .t = next_rand() % 1000};
+            if (evheap_push_(&h, e.t, e.key, 0, extra) < 0)
                 exit(2);
             ref_push(&r, e, 0);
         } else if (what == 1) {
             uint32_t ref;
-            hev want = ref_pop(&r, &ref), e = evheap_pop_(&h, &ref, 0);
+            hev want = ref_pop(&r, &ref), e = evheap_pop_(&h, &ref, extra);
             if (e.t != want.t || e.key != want.key) {
                 fprintf(stderr, "evqueue-test: delays, op %" PRIu64 ": pop not the reference's (t %" PRIu64 ", key %#" PRIx64 ")\n",
                         i, want.t, want.key);
                 rc = -1;
             }
+            queued[ev_rank(&e)] = 0;
             checked++;
         } else {
-            uint64_t at = next_rand() % h.n, j = 0;
+            if (!queued[rank])
+                continue;
+            uint64_t at = 0, j = 0;
+            if (with_pos)
+                at = pos[rank];
+            else
+                while (ev_rank(&h.h[at]) != rank)
+                    at++;
             simtime dt = next_rand() % 500;
-            while (r.e[j].key != h.h[at].key)
+            while (ev_rank(&r.e[j]) != rank)
                 j++;
             r.e[j].t += dt;
             evheap_delay(&h, at, dt);
         }
+        if (!rc && with_pos)
+            rc = positions_hold(&h, i);
     }
     free(h.mem);
     free(h.ref);
@@ -238,7 +269,7 @@ static int delays(uint64_t ops)
 int main(void)
 {
     if (simulation(2000, 100000) < 0 || lockstep(1000, 20) < 0 || arbitrary(100000) < 0 ||
-        repeated(100000) < 0 || delays(200000) < 0)
+        repeated(100000) < 0 || delays(200000, 1) < 0 || delays(200000, 0) < 0)
         return 1;
     for (int i = 0; i < NQ; i++)
         evq_free(&q[i]);

@@ -34,6 +34,15 @@ typedef struct hev {
 
 typedef unsigned __int128 hkey;
 static inline hkey hev_key(const hev *e) { return (hkey)e->t << 64 | e->key; }
+static inline uint32_t ev_rank(const hev *e) { return (uint32_t)(e->key >> 40); }
+static inline uint8_t ev_type(const hev *e) { return (uint8_t)(e->key >> 38 & 3); }
+
+/* What a heap keeps beside its events: nothing; each event's message index
+ * (ref); or where each rank's event is (pos), for a heap that holds one
+ * event a rank at most (the RESUMEs), so that one can be found and moved
+ * (evheap_delay) without a scan.  A constant argument of the inline
+ * functions below, so that each use compiles to the version it needs. */
+enum heap_extra { HEAP_PLAIN, HEAP_REF, HEAP_POS };
 
 /* A 4-ary min-heap of hevs: half the levels of a binary heap, and a node's
  * four children (64 bytes: 4i+1 .. 4i+4) share one cache line, the array
@@ -41,17 +50,19 @@ static inline hkey hev_key(const hev *e) { return (hkey)e->t << 64 | e->key; }
  * cache misses.  Also the bare heap bench/simmpi-bench compares with. */
 typedef struct evheap {
     hev *h, *mem;  /* h = mem + 3, mem 64-byte aligned */
-    uint32_t *ref; /* ref[i]: h[i]'s message index (NULL without has_ref) */
+    uint32_t *ref; /* ref[i]: h[i]'s message index (HEAP_REF, else NULL) */
+    uint32_t *pos; /* pos[rank]: the slot of rank's event while it has one
+                    * (HEAP_POS: the owner's array, of one entry a rank) */
     uint64_t n, cap;
 } evheap;
 
 int evheap_grow(evheap *hp, int has_ref); /* -1 when out of memory */
 
-/* has_ref 0: a heap whose events need no index (the RESUMEs): no ref array. */
+/* extra: enum heap_extra. */
 static inline __attribute__((always_inline)) int evheap_push_(evheap *hp, simtime t, uint64_t key,
-                                                              uint32_t ref, int has_ref)
+                                                              uint32_t ref, int extra)
 {
-    if (hp->n == hp->cap && evheap_grow(hp, has_ref) < 0)
+    if (hp->n == hp->cap && evheap_grow(hp, extra == HEAP_REF) < 0)
         return -1;
     hev e = {.key = key, .t = t};
     hkey k = hev_key(&e);
@@ -61,19 +72,23 @@ static inline __attribute__((always_inline)) int evheap_push_(evheap *hp, simtim
         if (k >= hev_key(&hp->h[p]))
             break;
         hp->h[i] = hp->h[p];
-        if (has_ref)
+        if (extra == HEAP_REF)
             hp->ref[i] = hp->ref[p];
+        if (extra == HEAP_POS)
+            hp->pos[ev_rank(&hp->h[i])] = (uint32_t)i;
         i = p;
     }
     hp->h[i] = e;
-    if (has_ref)
+    if (extra == HEAP_REF)
         hp->ref[i] = ref;
+    if (extra == HEAP_POS)
+        hp->pos[ev_rank(&e)] = (uint32_t)i;
     return 0;
 }
 
 static inline int evheap_push(evheap *hp, simtime t, uint64_t key, uint32_t ref)
 {
-    return evheap_push_(hp, t, key, ref, 1);
+    return evheap_push_(hp, t, key, ref, HEAP_REF);
 }
 
 /* Removes and returns the minimum (n > 0).  Floyd's way: the hole left at
@@ -81,12 +96,12 @@ static inline int evheap_push(evheap *hp, simtime t, uint64_t key, uint32_t ref)
  * with the last event (which, taken from the bottom, nearly always belongs
  * near there), which then sifts up from the hole: a quarter fewer
  * comparisons than sifting the last event down. */
-static inline __attribute__((always_inline)) hev evheap_pop_(evheap *hp, uint32_t *ref, int has_ref)
+static inline __attribute__((always_inline)) hev evheap_pop_(evheap *hp, uint32_t *ref, int extra)
 {
     hev *h = hp->h, top = h[0], last = h[--hp->n];
-    uint32_t *rf = hp->ref, lastref = has_ref ? rf[hp->n] : 0;
+    uint32_t *rf = hp->ref, *pos = hp->pos, lastref = extra == HEAP_REF ? rf[hp->n] : 0;
     uint64_t i = 0, n = hp->n;
-    if (has_ref)
+    if (extra == HEAP_REF)
         *ref = rf[0];
     hev *x = h; /* the hole, h + i */
     while (4 * i + 4 < n) {
@@ -99,8 +114,10 @@ static inline __attribute__((always_inline)) hev evheap_pop_(evheap *hp, uint32_
         uintptr_t ua = (uintptr_t)a, ub = (uintptr_t)b;
         hev *m = (hev *)(ua + ((ub - ua) & -(uintptr_t)(hev_key(b) < hev_key(a))));
         *x = *m;
-        if (has_ref)
+        if (extra == HEAP_REF)
             rf[x - h] = rf[m - h];
+        if (extra == HEAP_POS)
+            pos[ev_rank(x)] = (uint32_t)(x - h);
         x = m;
         i = (uint64_t)(m - h);
     }
@@ -109,8 +126,10 @@ static inline __attribute__((always_inline)) hev evheap_pop_(evheap *hp, uint32_
         for (uint64_t j = m + 1; j < n; j++)
             m = hev_key(&h[j]) < hev_key(&h[m]) ? j : m;
         *x = h[m];
-        if (has_ref)
+        if (extra == HEAP_REF)
             rf[x - h] = rf[m];
+        if (extra == HEAP_POS)
+            pos[ev_rank(x)] = (uint32_t)(x - h);
         i = m;
     }
     if (!n)
@@ -121,19 +140,24 @@ static inline __attribute__((always_inline)) hev evheap_pop_(evheap *hp, uint32_
         if (kl >= hev_key(&h[p]))
             break;
         h[i] = h[p];
-        if (has_ref)
+        if (extra == HEAP_REF)
             rf[i] = rf[p];
+        if (extra == HEAP_POS)
+            pos[ev_rank(&h[i])] = (uint32_t)i;
         i = p;
     }
     h[i] = last;
-    if (has_ref)
+    if (extra == HEAP_REF)
         rf[i] = lastref;
+    if (extra == HEAP_POS)
+        pos[ev_rank(&last)] = (uint32_t)i;
     return top;
 }
 
-static inline hev evheap_pop(evheap *hp, uint32_t *ref) { return evheap_pop_(hp, ref, 1); }
+static inline hev evheap_pop(evheap *hp, uint32_t *ref) { return evheap_pop_(hp, ref, HEAP_REF); }
 
-/* Moves h[i] (a heap without refs) later by dt: it sifts down. */
+/* Moves h[i] later by dt (a heap without refs): it sifts down, keeping
+ * pos if the heap has it (HEAP_POS). */
 static inline void evheap_delay(evheap *hp, uint64_t i, simtime dt)
 {
     hev *h = hp->h, e = h[i];
@@ -148,9 +172,13 @@ static inline void evheap_delay(evheap *hp, uint64_t i, simtime dt)
         if (k <= hev_key(&h[m]))
             break;
         h[i] = h[m];
+        if (hp->pos)
+            hp->pos[ev_rank(&h[i])] = (uint32_t)i;
         i = m;
     }
     h[i] = e;
+    if (hp->pos)
+        hp->pos[ev_rank(&e)] = (uint32_t)i;
 }
 
 /* ---- the radix heap, and the queue that picks one ----------------------------
@@ -222,7 +250,9 @@ typedef struct evqueue {
 } evqueue;
 
 /* kind: enum simmpi_queue (AUTO: a heap up to 32,768 events, then radix);
- * has_ref 0: the events need no index (no ref array). */
+ * has_ref HEAP_PLAIN: the events need no index (no ref array), or HEAP_REF.
+ * The radix heap's paths keep no positions (HEAP_POS): a queue whose heap
+ * has them must never become one (engine.c, delay_resume). */
 void evq_init(evqueue *q, int kind, int has_ref);
 void evq_free(evqueue *q);
 
@@ -242,27 +272,27 @@ static inline uint32_t evq_top_ref(const evqueue *q) { return q->small.ref[0]; }
 /* radix_from is 0 once the queue is a radix heap: one comparison keeps a
  * small queue on the heap's path. */
 static inline __attribute__((always_inline)) int evq_push_(evqueue *q, simtime t, uint64_t key,
-                                                           uint32_t ref, int has_ref)
+                                                           uint32_t ref, int extra)
 {
     if (q->small.n < q->radix_from)
-        return evheap_push_(&q->small, t, key, ref, has_ref);
+        return evheap_push_(&q->small, t, key, ref, extra);
     return evq_push_radix(q, t, key, ref);
 }
 
 /* Removes the earliest event (evq_n > 0) into *e and *ref; -1 when out
  * of memory (the queue has lost events: stop). */
 static inline __attribute__((always_inline)) int evq_pop_(evqueue *q, hev *e, uint32_t *ref,
-                                                          int has_ref)
+                                                          int extra)
 {
-    *e = evheap_pop_(&q->small, ref, has_ref);
+    *e = evheap_pop_(&q->small, ref, extra);
     return q->nrx && !q->small.n ? evq_refill(q) : 0;
 }
 
 static inline int evq_push(evqueue *q, simtime t, uint64_t key, uint32_t ref)
 {
-    return evq_push_(q, t, key, ref, 1);
+    return evq_push_(q, t, key, ref, HEAP_REF);
 }
 
-static inline int evq_pop(evqueue *q, hev *e, uint32_t *ref) { return evq_pop_(q, e, ref, 1); }
+static inline int evq_pop(evqueue *q, hev *e, uint32_t *ref) { return evq_pop_(q, e, ref, HEAP_REF); }
 
 #endif
