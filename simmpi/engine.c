@@ -452,7 +452,7 @@ static inline void blocked_work(sim *s, srank *r, simtime start, simtime cost, u
 /* The auto queue's radix_from: measured up to there.  Past it, with
  * --queue heap, the upkeep would be a write a move to a random line of
  * megabytes: not measured, not done. */
-#define RPOS_MAX_RANKS 32768
+#define RPOS_MAX_RANKS EVQ_RADIX_FROM
 static int delay_resume(sim *s, const srank *r, simtime cost)
 {
     evheap *h = &s->rheap.small;

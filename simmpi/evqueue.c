@@ -26,13 +26,6 @@ int evheap_grow(evheap *hp, int has_ref)
     return 0;
 }
 
-/* The bare radix heap passes the 4-ary heap from about 8,192 pending
- * events on this machine, but a whole 8,192-rank simulation, its queues
- * still in the caches, took 6% more instructions with it and no fewer
- * misses; at 32,768 the bare heap has lost a third of its 4,096-event
- * rate (doc/simmpi.md, section 6). */
-#define EVQ_RADIX_FROM 32768
-
 void evq_init(evqueue *q, int kind, int has_ref)
 {
     *q = (evqueue){.has_ref = has_ref};

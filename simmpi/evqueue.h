@@ -249,7 +249,14 @@ typedef struct evqueue {
     int has_ref;
 } evqueue;
 
-/* kind: enum simmpi_queue (AUTO: a heap up to 32,768 events, then radix);
+/* The bare radix heap passes the 4-ary heap from about 8,192 pending
+ * events on this machine, but a whole 8,192-rank simulation, its queues
+ * still in the caches, took 6% more instructions with it and no fewer
+ * misses; at 32,768 the bare heap has lost a third of its 4,096-event
+ * rate (doc/simmpi.md, section 6). */
+#define EVQ_RADIX_FROM 32768 /* the AUTO queue's radix_from */
+
+/* kind: enum simmpi_queue (AUTO: a heap up to EVQ_RADIX_FROM events, then radix);
  * has_ref HEAP_PLAIN: the events need no index (no ref array), or HEAP_REF.
  * The radix heap's paths keep no positions (HEAP_POS): a queue whose heap
  * has them must never become one (engine.c, delay_resume). */
