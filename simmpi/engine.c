@@ -1632,7 +1632,7 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
      * at most, the RESUMEs of up to radix_from ranks never make a radix
      * heap, whose buckets keep no positions. */
     if (s->n > DELAY_SCAN_MAX && s->n <= s->rheap.radix_from && s->n <= RPOS_MAX_RANKS &&
-        !(s->rheap.small.pos = calloc(s->n ? s->n : 1, sizeof *s->rheap.small.pos)))
+        !(s->rheap.small.pos = calloc(s->n, sizeof *s->rheap.small.pos)))
         return sim_fail(s, "out of memory (%u ranks)", s->n);
     if (!(o->comp_scale >= 0))
         return sim_fail(s, "computation scale %g is not a factor >= 0", o->comp_scale);
