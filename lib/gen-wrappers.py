@@ -366,7 +366,11 @@ def f_wrapper(call, replay=False):
             L += f_local_hook(call)
         L.append(f'    pmpi({", ".join(fargs)});')
         L.append('}')
-        return L + (f_entry(call, proto, fargs) + f_aliases(call, proto) if hooked else [])
+        # Every name, not only the hooked ones': Open MPI's Fortran bindings
+        # call PMPI_* directly, so the C wrapper never sees a Fortran
+        # MPI_TYPE_FREE, and a datatype made later on the freed handle would
+        # keep the freed one's size.
+        return L + f_entry(call, proto, fargs) + f_aliases(call, proto)
     L.append('    ph_call c;')
     L.append(f'    if (!ph_enter(&c, PH_OP_{call.name.upper()}, 1)) {{')
     L.append(f'        pmpi({", ".join(fargs)});')

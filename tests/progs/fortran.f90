@@ -4,8 +4,9 @@
 ! MPI_UNDEFINED), a receive with MPI_STATUS_IGNORE, Allreduce with
 ! MPI_IN_PLACE, Bcast, Comm_split with traffic on the new communicator, and
 ! Sendrecv, then local group and topology calls on the new communicator
-! (Topo_test, Group_compare, Group_range_excl).  fortran08.f90 is the same
-! program with "use mpi_f08".
+! (Topo_test, Group_compare, Group_range_excl), and two Bcasts of derived
+! datatypes, the second made on the handle MPI_Type_free gave back.
+! fortran08.f90 is the same program with "use mpi_f08".
 ! The oracle module (oracle_f.f90, included here so that one compiler
 ! command builds the program) names every call by its C name.
 include 'oracle_f.f90'
@@ -20,7 +21,7 @@ program fortran_mpi
     integer, asynchronous :: rbuf(n), sb2(n, 4), rb2(n, 4)
     integer :: st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 4)
     integer :: reqs(4), pre(4), labels(4), kinds(4), next_label = 1
-    integer :: gsub, gworld, gmembers, gless
+    integer :: gsub, gworld, gmembers, gless, quad, pair, freed
     integer, allocatable :: members(:)
     character(len=:), allocatable :: line, slabel
     character(len=18) :: pay1, pay2
@@ -172,12 +173,37 @@ program fortran_mpi
     call o_line(op('MPI_Comm_free')//js('comm', slabel)//'}')
     call MPI_Comm_free(sub, ierr)
 
+    ! 10. A datatype of 4 integers, freed, then one of 2 on the same handle
+    ! (Open MPI hands freed handles out again): the trace must give the
+    ! second its own size, 8 bytes an element, and log 40 bytes, not 80.
+    call MPI_Type_contiguous(4, MPI_INTEGER, quad, ierr)
+    call MPI_Type_commit(quad, ierr)
+    call typed_bcast(quad, 4)
+    freed = quad
+    call MPI_Type_free(quad, ierr)
+    call MPI_Type_contiguous(2, MPI_INTEGER, pair, ierr)
+    call MPI_Type_commit(pair, ierr)
+    if (pair /= freed) call o_fail('the new datatype did not get the freed handle: section 10 tests nothing')
+    call typed_bcast(pair, 2)
+    call MPI_Type_free(pair, ierr)
+
     print '(a,i0,a,a)', 'rank ', me, ' checksum ', o_checksum_hex()
     call o_line(op('MPI_Finalize')//'}')
     call o_close()
     call MPI_Finalize(ierr)
 
 contains
+
+    ! Bcast of 5 elements of dtype (width integers each) from rank 0.
+    subroutine typed_bcast(dtype, width)
+        integer, intent(in) :: dtype, width
+        if (me == 0) call pat_fill(b, 5*width, me, 10 + width)
+        call MPI_Bcast(b, 5, dtype, 0, MPI_COMM_WORLD, ierr)
+        line = op('MPI_Bcast')//ji('root', 0)//ji('count', 5)//ji('bytes', 20*width)//js('comm', 'world')
+        if (me /= 0) line = line//js('payload_fnv', o_recv_ints(b, 5*width))
+        call o_line(line//'}')
+        call pat_check(b, 5*width, 0, 10 + width, 'typed bcast')
+    end subroutine
 
     subroutine send(buf, count, dest, tag)
         integer, intent(in) :: buf(*), count, dest, tag

@@ -3,8 +3,10 @@
 ! Send/Recv ring, Isend/Irecv + Waitall, Waitany (1-based index, looped until
 ! MPI_UNDEFINED), a receive with MPI_STATUS_IGNORE, Allreduce with
 ! MPI_IN_PLACE, Bcast, Comm_split with traffic on the new communicator, and
-! Sendrecv.  The same program as fortran.f90 (which has "use mpi"), with the
-! optional error arguments left out.
+! Sendrecv, then local group and topology calls, and two Bcasts of derived
+! datatypes, the second made on the handle MPI_Type_free gave back.  The
+! same program as fortran.f90 (which has "use mpi"), with the optional
+! error arguments left out.
 ! The oracle module (oracle_f.f90, included here so that one compiler
 ! command builds the program) names every call by its C name.
 include 'oracle_f.f90'
@@ -17,6 +19,7 @@ program fortran_mpi_f08
     integer :: me, np, left, right, i, idx, color, sme, snp, total
     type(MPI_Comm) :: sub
     type(MPI_Group) :: gsub, gworld, gmembers, gless
+    type(MPI_Datatype) :: quad, pair, freed
     integer :: sbuf(n), v(10), b(50)
     integer, asynchronous :: rbuf(n), sb2(n, 4), rb2(n, 4)
     type(MPI_Status) :: st, sts(4)
@@ -173,12 +176,39 @@ program fortran_mpi_f08
     call o_line(op('MPI_Comm_free')//js('comm', slabel)//'}')
     call MPI_Comm_free(sub)
 
+    ! 10. A datatype of 4 integers, freed, then one of 2 on the same handle
+    ! (Open MPI hands freed handles out again): the trace must give the
+    ! second its own size, 8 bytes an element, and log 40 bytes, not 80.
+    call MPI_Type_contiguous(4, MPI_INTEGER, quad)
+    call MPI_Type_commit(quad)
+    call typed_bcast(quad, 4)
+    freed = quad
+    call MPI_Type_free(quad)
+    call MPI_Type_contiguous(2, MPI_INTEGER, pair)
+    call MPI_Type_commit(pair)
+    if (pair%MPI_VAL /= freed%MPI_VAL) &
+        call o_fail('the new datatype did not get the freed handle: section 10 tests nothing')
+    call typed_bcast(pair, 2)
+    call MPI_Type_free(pair)
+
     print '(a,i0,a,a)', 'rank ', me, ' checksum ', o_checksum_hex()
     call o_line(op('MPI_Finalize')//'}')
     call o_close()
     call MPI_Finalize()
 
 contains
+
+    ! Bcast of 5 elements of dtype (width integers each) from rank 0.
+    subroutine typed_bcast(dtype, width)
+        type(MPI_Datatype), intent(in) :: dtype
+        integer, intent(in) :: width
+        if (me == 0) call pat_fill(b, 5*width, me, 10 + width)
+        call MPI_Bcast(b, 5, dtype, 0, MPI_COMM_WORLD)
+        line = op('MPI_Bcast')//ji('root', 0)//ji('count', 5)//ji('bytes', 20*width)//js('comm', 'world')
+        if (me /= 0) line = line//js('payload_fnv', o_recv_ints(b, 5*width))
+        call o_line(line//'}')
+        call pat_check(b, 5*width, 0, 10 + width, 'typed bcast')
+    end subroutine
 
     subroutine send(buf, count, dest, tag)
         integer, intent(in) :: buf(*), count, dest, tag
