@@ -301,8 +301,13 @@ static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
         normalize_coll(c, k);
     if ((info->kind == PH_K_COMM_NEW || info->kind == PH_K_COMM_DUP || info->kind == PH_K_COMM_IDUP) &&
         c->rc == MPI_SUCCESS && c->newcomm != MPI_COMM_NULL) {
+        /* The new communicator's slot may move the table (realloc): k is
+         * found again by its index. */
+        size_t k_slot = k ? (size_t)(k - rec.comms) : 0;
         rec_comm *nk = rec_comm_new(c->comm, c->newcomm, info->kind == PH_K_COMM_IDUP);
         newcomm_local = nk ? nk->local : 0;
+        if (k)
+            k = &rec.comms[k_slot];
     }
     uint32_t dt = 0, rdt = 0;
     for (const uint8_t *f = info->fields; *f; f++) {

@@ -4,10 +4,11 @@
  * Comm_create from a reordered group, Comm_create_group, a periodic 2-D
  * Cart_create with a Cart_shift halo exchange and Cart_sub, a ring
  * Dist_graph_create_adjacent, Intercomm_create between the even and odd
- * halves with point-to-point and a Bcast across it, Intercomm_merge, and
- * Comm_free of all of them.  MPI_Pcontrol(1) / MPI_Pcontrol(0) bracket the
- * Cartesian part.  Ranks in a sub-communicator differ from world ranks on
- * purpose, so peer_world and the members lists are really checked.
+ * halves with point-to-point and a Bcast across it, Intercomm_merge, a
+ * chain of 24 Comm_dups, and Comm_free of all of them.  MPI_Pcontrol(1) /
+ * MPI_Pcontrol(0) bracket the Cartesian part.  Ranks in a sub-communicator
+ * differ from world ranks on purpose, so peer_world and the members lists
+ * are really checked.
  */
 #include "oracle.h"
 
@@ -204,6 +205,18 @@ int main(int argc, char **argv)
             fail("Intercomm_merge order: rank %d", mr);
     }
     O_Barrier(merged);
+
+    /* A chain of dups, each of the one before: the recorder's table of
+     * communicators grows (realloc) while it holds the parent's entry. */
+    MPI_Comm chain[24];
+    for (int i = 0; i < 24; i++) {
+        char label[16];
+        snprintf(label, sizeof label, "chain%d", i);
+        O_Comm_dup(i ? chain[i - 1] : W, &chain[i], label);
+    }
+    sum_members(chain[23], "chain");
+    for (int i = 23; i >= 0; i--)
+        O_Comm_free(&chain[i]);
 
     O_Comm_free(&merged);
     O_Comm_free(&inter);
