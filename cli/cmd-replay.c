@@ -230,6 +230,51 @@ static int list_ranks(job *j)
     return CLI_OK;
 }
 
+/* ---- one-sided communication: not recorded, so not replayable apart ---------------------- */
+
+/* A window's creation is collective: every rank that took part in one-sided
+ * communication made one, so looking at the replayed ranks is enough. */
+static int is_window_creation(const char *name)
+{
+    static const char *const made[] = {"MPI_Win_create", "MPI_Win_allocate", "MPI_Win_allocate_shared",
+                                       "MPI_Win_create_dynamic"};
+    for (size_t i = 0; i < sizeof made / sizeof *made; i++)
+        if (strcmp(name, made[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Puts, gets and accumulates reach memory of other ranks outside any
+ * message the log holds, and their results steer the program: a replay
+ * without all the ranks would run them against processes that are not
+ * there (NWChem's Global Arrays, over MPI-3 windows, crashed).  With every
+ * rank replayed they run for real, which may still change the program's
+ * path. */
+static int check_one_sided(const job *j)
+{
+    uint32_t n = ph_trace_nranks(j->t);
+    for (uint32_t p = 0; p < j->nprocs; p++) {
+        const ph_counter *c;
+        size_t nc;
+        if (ph_trace_counters(j->t, j->ranks[p], &c, &nc) < 0)
+            continue; /* no counts (an incomplete stream): nothing to say */
+        for (size_t i = 0; i < nc; i++) {
+            if (!is_window_creation(c[i].name))
+                continue;
+            if (j->nprocs < n || j->o->isolated)
+                return cli_error("replay", "%s: rank %u used one-sided communication (%s, %llu calls), "
+                                           "which phantom does not log: it cannot be replayed apart "
+                                           "from the other ranks (doc/replay.md, section 5)",
+                                 j->o->trace, j->ranks[p], c[i].name, (unsigned long long)c[i].calls);
+            fprintf(stderr, "phantom replay: warning: %s: rank %u used one-sided communication (%s): "
+                            "it runs for real, and its timing may change the program's path\n",
+                    j->o->trace, j->ranks[p], c[i].name);
+            return CLI_OK;
+        }
+    }
+    return CLI_OK;
+}
+
 /* ---- partial replay: the plan of phantom cluster ----------------------------------------- */
 
 static void set_stop(job *j, uint32_t p, const plan_loop *l)
@@ -949,6 +994,8 @@ static int run(int argc, char **argv)
         rc = check_log(&j);
     if (rc == CLI_OK)
         rc = list_ranks(&j);
+    if (rc == CLI_OK)
+        rc = check_one_sided(&j);
     if (rc == CLI_OK && o.plan)
         rc = plan_stops(&j);
     if (rc == CLI_OK)
