@@ -11,6 +11,7 @@
 #     a subgroup print the recorded SCF energies digit for digit and reach
 #     the end of the recording.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
+. "$top_srcdir/tests/replay-lib.sh"
 need mpirun
 need python3
 PW=$(command -v pw.x || true)
@@ -69,15 +70,6 @@ PY
 
 for mode in "--ranks 0 --isolated" "--ranks 0-1"; do
   rm -rf "$WORK/rep/scratch"
-  # shellcheck disable=SC2086 # the options are words
-  (cd "$WORK/rep" && timeout 300 "$PHANTOM" replay "$WORK/trace" $mode --name r --force -- \
-     "$PW" -in ../si.scf.in > stdout 2> stderr) || fail "replay $mode: $(tail -5 "$WORK/rep/stderr")"
-  energies "$WORK/rep/stdout" > "$WORK/rep/energies"
-  diff "$WORK/rec/energies" "$WORK/rep/energies" > "$WORK/rep.diff" ||
-    fail "replay $mode: SCF energies differ from the recording: $(head -5 "$WORK/rep.diff")"
-  grep -Eq '^ +[01] .*(partial|end of recording|killed)$' "$WORK/rep/stderr" &&
-    fail "replay $mode: did not reach MPI_Finalize: $(cat "$WORK/rep/stderr")"
-  echo "ok: replay $mode: $(grep -c . "$WORK/rep/energies") SCF lines identical;" \
-    "$(grep -E '^ +[01] ' "$WORK/rep/stderr" | awk '{print "rank " $1 ": " $2 " events"}' | tr '\n' ' ')"
+  replay_app "$WORK/trace" "$WORK/rep" "$WORK/rec/energies" energies "$mode" "$PW" -in ../si.scf.in
 done
 echo "ok: Quantum ESPRESSO pw.x, 2 ranks: $(grep -c . "$WORK/rec/energies") SCF lines unchanged under record and replay"

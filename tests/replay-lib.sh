@@ -37,3 +37,22 @@ replay_same() {
   cmp -s "$WORK/want" "$WORK/got" ||
     { diff "$WORK/want" "$WORK/got"; fail "$name: ranks $spec $*: checksums differ from the recorded run"; }
 }
+
+# replay_app TRACE DIR WANT FILTER MODE PROGRAM [ARGS...]: in DIR, replay
+# ranks MODE (replay options, split at blanks) of TRACE running PROGRAM.
+# FILTER, a shell function of one output file, must give from the replay's
+# standard output exactly the file WANT (what it gave from the recorded
+# run's), and every replayed rank must reach MPI_Finalize.
+replay_app() {
+  trace=$1 dir=$2 want=$3 filter=$4 mode=$5; shift 5
+  # shellcheck disable=SC2086 # the options are words
+  (cd "$dir" && timeout "${PHANTOM_TEST_TIMEOUT:-300}" "$PHANTOM" replay "$trace" $mode --name r --force \
+     -- "$@" > rep.out 2> rep.err) || fail "replay $mode: $(tail -5 "$dir/rep.err")"
+  "$filter" "$dir/rep.out" > "$dir/rep.filtered"
+  diff "$want" "$dir/rep.filtered" > "$dir/rep.diff" ||
+    fail "replay $mode: output differs from the recorded run's: $(head -5 "$dir/rep.diff")"
+  grep -Eq '^ +[0-9]+ .*(partial|end of recording|killed)$' "$dir/rep.err" &&
+    fail "replay $mode: did not reach MPI_Finalize: $(cat "$dir/rep.err")"
+  echo "ok: replay $mode: $(grep -c . "$want") lines of output identical;" \
+    "$(grep -E '^ +[0-9]+ ' "$dir/rep.err" | awk '{print "rank " $1 ": " $2 " events"}' | tr '\n' ' ')"
+}
