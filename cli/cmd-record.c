@@ -53,7 +53,7 @@ static const char usage[] =
     "                       plan's run of these ranks replays (the events stay whole)\n"
     "  --iterations R       with --plan: log R iterations instead\n"
     "  --depth N            call-site stack depth, 1 to 8 (default 2)\n"
-    "  --force              overwrite an existing trace in DIR\n"
+    "  --force              overwrite an existing trace in DIR, and its groups and replays\n"
     "  -h, --help           show this help\n"
     "\n"
     "environment:\n"
@@ -106,7 +106,10 @@ static int is_trace_file(const char *name)
            (strcmp(name + n - 4, ".evt") == 0 || strcmp(name + n - 4, ".log") == 0);
 }
 
-/* Refuses a non-empty DIR unless --force, which removes an old trace's files. */
+/* Refuses a non-empty DIR unless --force, which removes an old trace's files
+ * and what phantom cluster (groups.json) and phantom replay (replay/) made
+ * from them: kept, they would pass for the new trace's, with the same ranks
+ * and another run's measurements. */
 static int clear_dir(const opts *o, const char *dir)
 {
     DIR *d = opendir(dir);
@@ -116,9 +119,20 @@ static int clear_dir(const opts *o, const char *dir)
     for (struct dirent *e; rc == CLI_OK && (e = readdir(d));) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (!o->force)
+        if (!o->force) {
             rc = cli_error("record", "%s: already exists (use --force to overwrite)", o->dir);
-        else if (is_trace_file(e->d_name) && unlinkat(dirfd(d), e->d_name, 0) != 0)
+            continue;
+        }
+        int gone = 0;
+        if (is_trace_file(e->d_name) || strcmp(e->d_name, "groups.json") == 0)
+            gone = unlinkat(dirfd(d), e->d_name, 0) == 0;
+        else if (strcmp(e->d_name, "replay") == 0) {
+            char p[PATH_MAX];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            gone = cli_rm_tree(p) == 0;
+        } else
+            continue;
+        if (!gone)
             rc = cli_error("record", "%s/%s: cannot remove: %s", o->dir, e->d_name, strerror(errno));
     }
     closedir(d);

@@ -391,27 +391,6 @@ static int recorded_partial(job *j)
 
 /* ---- directories ---------------------------------------------------------------------- */
 
-static int rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return errno == ENOENT ? 0 : -1;
-    int rc = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-            rc |= rm_tree(p);
-        else
-            rc |= unlink(p);
-    }
-    closedir(d);
-    return rc | rmdir(dir);
-}
-
 static int make_dir(const char *p)
 {
     if (mkdir(p, 0755) != 0 && errno != EEXIST)
@@ -475,7 +454,7 @@ static int prepare_dirs(job *j)
         return cli_error("replay", "out of memory");
     if (!j->o->force && (load_prior(j, j->out, 0) || load_prior(j, j->out_min, 1)))
         return CLI_ERR;
-    if ((j->o->force && (rm_tree(j->out) || rm_tree(j->out_min))) || rm_tree(j->runs_dir))
+    if ((j->o->force && (cli_rm_tree(j->out) || cli_rm_tree(j->out_min))) || cli_rm_tree(j->runs_dir))
         return cli_error("replay", "%s: cannot remove the old result: %s", j->out, strerror(errno));
     snprintf(tmp, sizeof tmp, "%s/replay", j->trace_abs);
     if (make_dir(tmp) || make_dir(j->runs_dir))
@@ -835,7 +814,7 @@ static char *command_line(char **v)
 static void undo_result(const job *j, const char *dir, json_t *prior, int put_back)
 {
     if (!prior) {
-        rm_tree(dir);
+        cli_rm_tree(dir);
         return;
     }
     for (uint32_t p = 0; p < j->nprocs; p++) {
@@ -1014,7 +993,7 @@ static int run(int argc, char **argv)
     if (rc == CLI_OK) {
         summary(&j, res);
         if (!o.keep_runs)
-            rm_tree(j.runs_dir);
+            cli_rm_tree(j.runs_dir);
     }
     for (uint32_t p = 0; res && p < j.nprocs; p++)
         free(res[p].run_comp_ns);

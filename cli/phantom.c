@@ -269,6 +269,28 @@ long long cli_mtime_ns(const char *path)
     return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
+/* Removes DIR and everything under it; 0, or -1 when something stayed. */
+int cli_rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    int rc = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            rc |= cli_rm_tree(p);
+        else
+            rc |= unlink(p);
+    }
+    closedir(d);
+    return rc | rmdir(dir);
+}
+
 int cli_flush_stdout(const char *verb)
 {
     if (fflush(stdout) != 0 || ferror(stdout))

@@ -76,6 +76,8 @@ const char *cli_fmt_money(const char *currency, const char *amount, char *buf, s
 int cli_currency_is_symbol(const char *currency);
 /* Checks stdout for a write error at exit (a full disk, a closed pipe). */
 int cli_flush_stdout(const char *verb);
+/* Removes DIR and everything under it (no error when it does not exist). */
+int cli_rm_tree(const char *dir);
 
 /* ---- shared by stats and dump -------------------------------------------- */
 

@@ -107,3 +107,23 @@ if len(b) != 2 or any(x["function"] != "sync_all" or x["where"] != f"sync_all fm
 PY
 grep -Eq " MPI_Sendrecv_replace +halo::exchange fmodule.f90:$xline$" "$WORK/fpredict.txt" ||
   fail "predict's site table: $(grep Sendrecv_replace "$WORK/fpredict.txt")"
+
+# Recording over a trace: refused in one line without --force; with it the
+# old trace goes, and with it what phantom cluster and phantom replay made
+# from it (groups.json, replay/), which would pass for the new one's.  A
+# file of the user's stays.
+"$PHANTOM" cluster "$WORK/s.trace" > /dev/null || fail "phantom cluster"
+[ -f "$WORK/s.trace/groups.json" ] || fail "phantom cluster wrote no groups.json"
+mkdir -p "$WORK/s.trace/replay/r" && echo old > "$WORK/s.trace/replay/r/meta.json"
+echo mine > "$WORK/s.trace/notes.txt"
+"$PHANTOM" record -o "$WORK/s.trace" -- mpirun --oversubscribe -np 2 "$prog" 16 2 > "$WORK/out" 2> "$WORK/err" &&
+  fail "record over an existing trace without --force succeeded"
+[ "$(cat "$WORK/err")" = "phantom record: $WORK/s.trace: already exists (use --force to overwrite)" ] ||
+  fail "record over an existing trace: $(cat "$WORK/err")"
+"$PHANTOM" record --force -o "$WORK/s.trace" -- mpirun --oversubscribe -np 2 "$prog" 16 2 > "$WORK/out" 2>&1 ||
+  fail "record --force: $(cat "$WORK/out")"
+[ ! -e "$WORK/s.trace/groups.json" ] && [ ! -e "$WORK/s.trace/replay" ] ||
+  fail "record --force kept the old trace's groups or replays: $(ls "$WORK/s.trace")"
+[ "$(cat "$WORK/s.trace/notes.txt")" = mine ] || fail "record --force removed a file of the user's"
+[ "$(ls "$WORK/s.trace" | grep -c '^rank-.*\.evt$')" -eq 2 ] || fail "record --force: not a 2-rank trace: $(ls "$WORK/s.trace")"
+echo "record-basic: --force replaces the trace and what was made from it"
