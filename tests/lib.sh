@@ -50,8 +50,8 @@ build_prog() {
   src="$top_srcdir/tests/progs/$1"
   out="$WORK/${1%.*}"
   case "$1" in
-    *.f90) mpif90 -g -O1 -o "$out" "$src" -I"$top_srcdir/tests/progs" ;;
-    *) mpicc -g -O1 -std=c11 -Wall -Wextra -o "$out" "$src" -I"$top_srcdir/tests/progs" -lm ;;
+    *.f90) mpif90 -g -O1 -o "$out" "$src" -I"$top_srcdir/tests/progs" || fail "cannot build $1" ;;
+    *) mpicc -g -O1 -std=c11 -Wall -Wextra -o "$out" "$src" -I"$top_srcdir/tests/progs" -lm || fail "cannot build $1" ;;
   esac
   echo "$out"
 }
