@@ -1,6 +1,6 @@
 /* pingpong.c - the time an MPI call costs, for bench/record.
  *
- *   mpirun -np 2 pingpong [ITERS] [REPS] [NULLCALLS]
+ *   mpirun -np 2 pingpong [ITERS] [REPS] [NULLCALLS] [CLOCKREADS]
  *
  * Ranks 0 and 1 ping-pong 0-byte and 8-byte messages (MPI_Send/MPI_Recv),
  * ITERS round trips (default 100000) after 1000 of warm-up, REPS times
@@ -10,11 +10,15 @@
  * (default 1000000, 0: no such loop) MPI_Send to MPI_PROC_NULL on each rank,
  * REPS times: a call that does no communication,
  * so its time is the cost of the MPI call itself (and of the recorder's
- * wrapper around it, when recorded).  Rank 0 prints, per loop, the median of
- * the REPS repetitions and the number of MPI calls each rank made:
+ * wrapper around it, when recorded).  A fourth times CLOCKREADS (default
+ * 1000000, 0: none) clock_gettime(CLOCK_MONOTONIC) calls, REPS times: the
+ * program's own clock, which the recorder interposes (and logs, with --log).
+ * Rank 0 prints, per loop, the median of the REPS repetitions and the
+ * number of MPI calls each rank made:
  *     pingpong: bytes=0 iters=100000 reps=5 ns_per_call=190.3
  *     pingpong: bytes=8 iters=100000 reps=5 ns_per_call=195.8
  *     pingpong: procnull iters=1000000 reps=5 ns_per_call=20.1
+ *     pingpong: clock iters=1000000 reps=5 ns_per_call=21.0
  *     pingpong: calls_per_rank=4020043
  */
 #define _POSIX_C_SOURCE 200809L
@@ -49,7 +53,7 @@ int main(int argc, char **argv)
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     if (np < 2 || iters < 1 || reps < 1 || reps > 100) {
         if (me == 0)
-            fprintf(stderr, "usage: mpirun -np 2 pingpong [ITERS] [REPS] [NULLCALLS]\n");
+            fprintf(stderr, "usage: mpirun -np 2 pingpong [ITERS] [REPS] [NULLCALLS] [CLOCKREADS]\n");
         MPI_Finalize();
         return 2;
     }
@@ -96,6 +100,20 @@ int main(int argc, char **argv)
     qsort(t, (size_t)reps, sizeof *t, cmp);
     if (me == 0 && n > 0)
         printf("pingpong: procnull iters=%ld reps=%d min_ns=%.1f ns_per_call=%.1f\n", n, reps, t[0],
+               t[reps / 2]);
+    long nclock = argc > 4 ? atol(argv[4]) : 1000000;
+    for (int r = 0; nclock > 0 && r < reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        ncalls++;
+        struct timespec ts;
+        double t0 = now();
+        for (long i = 0; i < nclock; i++)
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+        t[r] = (now() - t0) / (double)nclock;
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp);
+    if (me == 0 && nclock > 0)
+        printf("pingpong: clock iters=%ld reps=%d min_ns=%.1f ns_per_call=%.1f\n", nclock, reps, t[0],
                t[reps / 2]);
     ncalls++; /* MPI_Finalize */
     if (me == 0)

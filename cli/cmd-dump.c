@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ph_clock.h"
 #include "phantom.h"
 
 static const char usage[] =
@@ -35,7 +36,7 @@ static const char usage[] =
 typedef struct payload {
     uint64_t event, len, fnv;
     uint32_t slot;
-    uint8_t head[16];
+    uint8_t head[PH_LOG_CLOCK_LEN]; /* the longest value read whole: a clock reading */
 } payload;
 
 typedef struct dumper {
@@ -77,7 +78,7 @@ static int next_payload(dumper *d, ph_err *err)
     p->len = rec.len;
     p->fnv = fnv1a(rec.data, rec.len);
     memset(p->head, 0, sizeof p->head);
-    memcpy(p->head, rec.data, rec.len < 16 ? rec.len : 16);
+    memcpy(p->head, rec.data, rec.len < sizeof p->head ? rec.len : sizeof p->head);
     d->has_pending = 1;
     return 1;
 }
@@ -273,9 +274,18 @@ static int wtime_of(const payload *p, double *t)
 /* A time() result logged before the event (slot PH_LOG_SLOT_TIME + i)? */
 static int time_of(const payload *p, int64_t *t)
 {
-    if (p->slot < PH_LOG_SLOT_TIME || p->slot >= PH_LOG_SLOT_WTIME || p->len != sizeof *t)
+    if (p->slot < PH_LOG_SLOT_TIME || p->slot >= PH_LOG_SLOT_CLOCK || p->len != sizeof *t)
         return 0;
     memcpy(t, p->head, sizeof *t);
+    return 1;
+}
+
+/* A clock_gettime or gettimeofday result (slot PH_LOG_SLOT_CLOCK + i)? */
+static int clock_of(const payload *p, struct timespec *ts, int *id)
+{
+    if (p->slot < PH_LOG_SLOT_CLOCK || p->slot >= PH_LOG_SLOT_WTIME || p->len != PH_LOG_CLOCK_LEN)
+        return 0;
+    *id = (int)ph_clock_unpack(p->head, ts);
     return 1;
 }
 
@@ -285,6 +295,8 @@ static json_t *payloads_json(const dumper *d)
     for (size_t i = 0; i < d->nitems; i++) {
         double t;
         int64_t secs;
+        struct timespec ts;
+        int id;
         if (wtime_of(&d->items[i], &t)) {
             json_array_append_new(a, json_pack("{s:I, s:f}", "wtime", (json_int_t)(d->items[i].slot -
                                                                                    PH_LOG_SLOT_WTIME), "value", t));
@@ -293,6 +305,12 @@ static json_t *payloads_json(const dumper *d)
         if (time_of(&d->items[i], &secs)) {
             json_array_append_new(a, json_pack("{s:I, s:I}", "time", (json_int_t)(d->items[i].slot - PH_LOG_SLOT_TIME),
                                                "value", (json_int_t)secs));
+            continue;
+        }
+        if (clock_of(&d->items[i], &ts, &id)) {
+            json_array_append_new(a, json_pack("{s:I, s:i, s:I, s:I}", "clock",
+                                               (json_int_t)(d->items[i].slot - PH_LOG_SLOT_CLOCK), "id", id, "sec",
+                                               (json_int_t)ts.tv_sec, "nsec", (json_int_t)ts.tv_nsec));
             continue;
         }
         char fnv[24];
@@ -510,12 +528,18 @@ static void event_text(const dumper *d, const ph_event *ev)
         const payload *p = &d->items[i];
         double t;
         int64_t secs;
+        struct timespec ts;
+        int id;
         if (wtime_of(p, &t)) { /* the program's MPI_Wtime before this call */
             printf(" wtime[%u]=%.9f", p->slot - PH_LOG_SLOT_WTIME, t);
             continue;
         }
         if (time_of(p, &secs)) { /* ... and its time() */
             printf(" time[%u]=%lld", p->slot - PH_LOG_SLOT_TIME, (long long)secs);
+            continue;
+        }
+        if (clock_of(p, &ts, &id)) { /* ... and its clock_gettime or gettimeofday */
+            printf(" clock[%u]=%d:%lld.%09ld", p->slot - PH_LOG_SLOT_CLOCK, id, (long long)ts.tv_sec, ts.tv_nsec);
             continue;
         }
         printf(" log[%u]=%llu:", p->slot, (unsigned long long)p->len);

@@ -262,8 +262,9 @@ def c_wrapper(call, replay=False):
             L += c_local_hook(call, args)
         if call.name in RUNTIME_ANSWERS:  # the runtime logs or replays the result
             L.append(f'    return {RUNTIME_ANSWERS[call.name]}({args});')
-        else:
-            L.append(f'    return PMPI_{call.name}({args});')
+        else:  # inside MPI: the library's own clock reads are not the program's
+            L += ['    ph_mark_enter();', f'    {call.ret} ph_rc = PMPI_{call.name}({args});',
+                  '    ph_mark_leave();', '    return ph_rc;']
         L.append('}')
         return L
     L.append('    ph_call c;')
@@ -364,7 +365,7 @@ def f_wrapper(call, replay=False):
         hooked = replay and call.name in LOCAL_HOOKS
         if hooked:
             L += f_local_hook(call)
-        L.append(f'    pmpi({", ".join(fargs)});')
+        L += ['    ph_mark_enter();', f'    pmpi({", ".join(fargs)});', '    ph_mark_leave();']
         L.append('}')
         # Every name, not only the hooked ones': Open MPI's Fortran bindings
         # call PMPI_* directly, so the C wrapper never sees a Fortran
@@ -581,7 +582,8 @@ def f_forwarder(call):
     for fn, real in forms:
         L += [f'static void {fn}({proto})', '{', '    static void *real;',
               f'    void (*pmpi)({proto}) = (void (*)({proto}))ph_fortran_pmpi(&real, "{real}");',
-              f'    ph_count_call({COUNTED_INDEX[call.name]});', f'    pmpi({args});', '}']
+              f'    ph_count_call({COUNTED_INDEX[call.name]});', '    ph_mark_enter();',
+              f'    pmpi({args});', '    ph_mark_leave();', '}']
     L += [a.replace(f'"ph_f_{lname}"', f'"ph_fwd_{lname}"') for a in f_aliases(call, proto)]
     if call.name not in F08_NONE:
         L.append(f'void mpi_{lname}_f08_({proto}) __attribute__((alias("ph_fwd_{lname}_f08")));')

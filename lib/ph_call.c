@@ -1,5 +1,6 @@
 /* ph_call.c - helpers shared by the generated wrappers of every runtime. */
 #include "ph_call.h"
+#include "ph_clock.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -20,7 +21,7 @@ _Thread_local __attribute__((tls_model("initial-exec"))) ph_thread_mark ph_threa
 int64_t ph_time_now(void)
 {
     struct timespec ts;
-    if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0 && clock_gettime(CLOCK_REALTIME, &ts) != 0)
+    if (ph_clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0 && ph_clock_gettime(CLOCK_REALTIME, &ts) != 0)
         return -1;
     return (int64_t)ts.tv_sec;
 }

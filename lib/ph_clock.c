@@ -1,9 +1,84 @@
 /* ph_clock.c - see ph_clock.h. */
+#include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ph_clock.h"
+
+typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
+
+static int clock_syscall(clockid_t id, struct timespec *ts)
+{
+    return (int)syscall(SYS_clock_gettime, id, ts);
+}
+
+/* The next definition after the object that holds this code: the C
+ * library's (vDSO-backed) when that object is a preloaded runtime that
+ * defines clock_gettime itself.  Looked up once; the system call stands in
+ * if the lookup fails. */
+int ph_clock_gettime(clockid_t id, struct timespec *ts)
+{
+    static _Atomic(clock_gettime_fn) real;
+    clock_gettime_fn f = atomic_load_explicit(&real, memory_order_relaxed);
+    if (!f) {
+        void *sym = dlsym(RTLD_NEXT, "clock_gettime");
+        f = sym ? (clock_gettime_fn)sym : clock_syscall;
+        atomic_store_explicit(&real, f, memory_order_relaxed);
+    }
+    return f(id, ts);
+}
+
+typedef int (*gettimeofday_fn)(struct timeval *, void *);
+
+static int gettimeofday_from_clock(struct timeval *tv, void *tz)
+{
+    struct timespec ts;
+    int rc = ph_clock_gettime(CLOCK_REALTIME, &ts);
+    if (rc == 0) {
+        tv->tv_sec = ts.tv_sec;
+        tv->tv_usec = ts.tv_nsec / 1000;
+    }
+    if (tz)
+        memset(tz, 0, sizeof(struct timezone));
+    return rc;
+}
+
+int ph_gettimeofday(struct timeval *tv, void *tz)
+{
+    static _Atomic(gettimeofday_fn) real;
+    gettimeofday_fn f = atomic_load_explicit(&real, memory_order_relaxed);
+    if (!f) {
+        void *sym = dlsym(RTLD_NEXT, "gettimeofday");
+        f = sym ? (gettimeofday_fn)sym : gettimeofday_from_clock;
+        atomic_store_explicit(&real, f, memory_order_relaxed);
+    }
+    return f(tv, tz);
+}
+
+void ph_clock_pack(uint8_t *out, clockid_t id, const struct timespec *ts)
+{
+    int64_t s = ts->tv_sec, ns = ts->tv_nsec;
+    int32_t i = (int32_t)id;
+    memcpy(out, &s, 8);
+    memcpy(out + 8, &ns, 8);
+    memcpy(out + 16, &i, 4);
+}
+
+clockid_t ph_clock_unpack(const uint8_t *in, struct timespec *ts)
+{
+    int64_t s, ns;
+    int32_t i;
+    memcpy(&s, in, 8);
+    memcpy(&ns, in + 8, 8);
+    memcpy(&i, in + 16, 4);
+    ts->tv_sec = (time_t)s;
+    ts->tv_nsec = (long)ns;
+    return (clockid_t)i;
+}
 
 int ph_clock_use_tsc(void)
 {

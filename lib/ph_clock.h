@@ -11,16 +11,29 @@
 #define PH_CLOCK_H
 
 #include <stdint.h>
+#include <sys/time.h>
 #include <time.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
 
+/* The C library's clock_gettime.  The recorder and the replay library
+ * interpose the application's clock_gettime (its results are logged and
+ * answered, like MPI_Wtime's), so their own clock reads call this one,
+ * which is never taken for the application's. */
+int ph_clock_gettime(clockid_t id, struct timespec *ts);
+/* The C library's gettimeofday, for the same reason. */
+int ph_gettimeofday(struct timeval *tv, void *tz);
+/* A clock reading as the message log holds it (PH_LOG_CLOCK_LEN bytes). */
+void ph_clock_pack(uint8_t *out, clockid_t id, const struct timespec *ts);
+/* ... and back: the clock id it was read from. */
+clockid_t ph_clock_unpack(const uint8_t *in, struct timespec *ts);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 static inline uint64_t ph_clock_mono_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ph_clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

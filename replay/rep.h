@@ -168,7 +168,7 @@ static inline uint64_t rep_now(void)
 static inline uint64_t rep_cpu_now(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    ph_clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 /* In MPI_Init, before the first unit: whether the gaps are also timed in CPU

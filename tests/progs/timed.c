@@ -7,11 +7,43 @@
  * draw with time() and broadcasts it; the draw picks the ring's tag, so a
  * replay in a later second makes the recorded calls only if time() answers
  * as recorded too (every rank calls time() once; only rank 0's counts).
+ * Between the two, the same sends for 3 ms by clock_gettime
+ * (CLOCK_MONOTONIC), then by gettimeofday, as NetPIPE times its trials,
+ * then 100,000 clock_gettime reads in one gap between two calls, whose
+ * nanoseconds' parities go into the checksum.
  * Prints "rank R checksum" of the counts, the seed and everything received. */
+#define _DEFAULT_SOURCE /* gettimeofday and CLOCK_MONOTONIC under -std=c11 */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/time.h>
 #include <time.h>
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double timeofday_s(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + 1e-6 * (double)tv.tv_usec;
+}
+
+/* Sends to MPI_PROC_NULL until CLOCK says 3 ms have passed: how many. */
+static int sends_for_3ms(double (*clock)(void), int tag)
+{
+    int n = 0;
+    double t0 = clock();
+    while (clock() - t0 < 0.003) {
+        MPI_Send(&n, 1, MPI_INT, MPI_PROC_NULL, tag, MPI_COMM_WORLD);
+        n++;
+    }
+    return n;
+}
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
@@ -39,6 +71,16 @@ int main(int argc, char **argv)
         local++;
     }
     h = fnv(h, &local, sizeof local);
+    int by_clock = sends_for_3ms(monotonic_s, 3), by_timeofday = sends_for_3ms(timeofday_s, 4);
+    h = fnv(h, &by_clock, sizeof by_clock);
+    h = fnv(h, &by_timeofday, sizeof by_timeofday);
+    long odd = 0;
+    for (int i = 0; i < 100000; i++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        odd += ts.tv_nsec & 1;
+    }
+    h = fnv(h, &odd, sizeof odd);
     do { /* as many rounds as fit in 20 ms on this rank's clock */
         int out = me * 1000 + rounds, in = -1;
         MPI_Sendrecv(&out, 1, MPI_INT, (me + 1) % np, ring_tag, &in, 1, MPI_INT, (me + np - 1) % np,
@@ -53,8 +95,8 @@ int main(int argc, char **argv)
     } while (1);
     MPI_Allreduce(&rounds, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     h = fnv(h, &total, sizeof total);
-    printf("rank %d checksum 0x%016llx (%d sends, %d rounds, seed %lld)\n", me, (unsigned long long)h, local,
-           rounds, seed);
+    printf("rank %d checksum 0x%016llx (%d+%d+%d sends, %d rounds, seed %lld)\n", me, (unsigned long long)h, local,
+           by_clock, by_timeofday, rounds, seed);
     MPI_Finalize();
     return 0;
 }
