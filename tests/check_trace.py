@@ -320,7 +320,7 @@ class Checker:
         log = d.get('log')
         if log is None:
             self.fail(f'{what}: the event has no "log" (was the trace recorded with --log?)')
-        got = [e for e in log if e['slot'] == slot]
+        got = [e for e in log if e.get('slot') == slot]  # not the clock values logged with it
         if not got:
             self.fail(f'{what}: no logged payload for slot {slot}')
         if got[0]['fnv'].lower() != fnv.lower():

@@ -35,6 +35,8 @@ for r in (0, 1):
             if e["statuses"][0]["tag"] != a["tag"]: die(f"rank {r}: status tag {e['statuses'][0]}")
             if any(i in done for i in e["reqs"]): die(f"rank {r}: request completed twice")
             done.update(e["reqs"])
-            if len(e.get("log", [])) != 1 or e["log"][0]["len"] != 256: die(f"rank {r}: log of Waitall {e.get('log')}")
+            # the data only: under ASan its allocator's clock reads, made in this thread, are logged too
+            data = [l for l in e.get("log", []) if "slot" in l]
+            if len(data) != 1 or data[0]["len"] != 256: die(f"rank {r}: log of Waitall {e.get('log')}")
 print("threads: ok")
 PY
