@@ -10,29 +10,33 @@
 #include "ph_clock.h"
 
 typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
+typedef int (*gettimeofday_fn)(struct timeval *, void *);
+
+/* The next definition of NAME after the object that holds this code: the
+ * C library's (vDSO-backed) when that object is a preloaded runtime that
+ * defines NAME itself.  Looked up once; FALLBACK if the lookup fails. */
+static void *next_definition(_Atomic(void *) *cache, const char *name, void *fallback)
+{
+    void *f = atomic_load_explicit(cache, memory_order_relaxed);
+    if (!f) {
+        f = dlsym(RTLD_NEXT, name);
+        if (!f)
+            f = fallback;
+        atomic_store_explicit(cache, f, memory_order_relaxed);
+    }
+    return f;
+}
 
 static int clock_syscall(clockid_t id, struct timespec *ts)
 {
     return (int)syscall(SYS_clock_gettime, id, ts);
 }
 
-/* The next definition after the object that holds this code: the C
- * library's (vDSO-backed) when that object is a preloaded runtime that
- * defines clock_gettime itself.  Looked up once; the system call stands in
- * if the lookup fails. */
 int ph_clock_gettime(clockid_t id, struct timespec *ts)
 {
-    static _Atomic(clock_gettime_fn) real;
-    clock_gettime_fn f = atomic_load_explicit(&real, memory_order_relaxed);
-    if (!f) {
-        void *sym = dlsym(RTLD_NEXT, "clock_gettime");
-        f = sym ? (clock_gettime_fn)sym : clock_syscall;
-        atomic_store_explicit(&real, f, memory_order_relaxed);
-    }
-    return f(id, ts);
+    static _Atomic(void *) real;
+    return ((clock_gettime_fn)next_definition(&real, "clock_gettime", (void *)clock_syscall))(id, ts);
 }
-
-typedef int (*gettimeofday_fn)(struct timeval *, void *);
 
 static int gettimeofday_from_clock(struct timeval *tv, void *tz)
 {
@@ -49,14 +53,8 @@ static int gettimeofday_from_clock(struct timeval *tv, void *tz)
 
 int ph_gettimeofday(struct timeval *tv, void *tz)
 {
-    static _Atomic(gettimeofday_fn) real;
-    gettimeofday_fn f = atomic_load_explicit(&real, memory_order_relaxed);
-    if (!f) {
-        void *sym = dlsym(RTLD_NEXT, "gettimeofday");
-        f = sym ? (gettimeofday_fn)sym : gettimeofday_from_clock;
-        atomic_store_explicit(&real, f, memory_order_relaxed);
-    }
-    return f(tv, tz);
+    static _Atomic(void *) real;
+    return ((gettimeofday_fn)next_definition(&real, "gettimeofday", (void *)gettimeofday_from_clock))(tv, tz);
 }
 
 void ph_clock_pack(uint8_t *out, clockid_t id, const struct timespec *ts)
