@@ -571,10 +571,10 @@ def f_forwarder(call):
     argument (size_t, as gfortran passes them).  mpi_f08's entry forwards
     to mpi_f08's own binding, whose optional ierr may be NULL."""
     lname = call.name.lower()
-    decls = [f'void *{p.name}' for p in call.params] + ['MPI_Fint *ierr']
-    decls += [f'size_t {p.name}_len' for p in call.params if p.base == 'char']
-    args = ', '.join(d.split()[-1].lstrip('*') for d in decls)
-    proto = ', '.join(decls)
+    lens = [f'{p.name}_len' for p in call.params if p.base == 'char']
+    proto = ', '.join([f'void *{p.name}' for p in call.params] + ['MPI_Fint *ierr'] +
+                      [f'size_t {n}' for n in lens])
+    args = ', '.join([p.name for p in call.params] + ['ierr'] + lens)
     L = []
     forms = [(f'ph_fwd_{lname}', f'pmpi_{lname}_')]
     if call.name not in F08_NONE:

@@ -219,20 +219,27 @@ double ph_wtime(void)
     return t;
 }
 
+/* A clock value the application's own code read (ph_in_app_code), into
+ * the log when it is kept; what libc functions the recorder interposes for
+ * the whole process answer. */
+static void log_app_value(struct rec_logged_values *v, uint32_t base, uint32_t end, const void *val, size_t len)
+{
+    if (!rec.active || !rec.logging || !ph_in_app_code())
+        return;
+    ph_mark_enter(); /* a signal handler's clock read meanwhile is not the program's flow */
+    rec_lock();
+    log_value(v, base, end, val, len);
+    rec_unlock();
+    ph_mark_leave();
+}
+
 /* time(): programs seed random choices with it (HPCC: srand(time(NULL)),
  * then broadcasts the process it drew), so a replay a second later must
- * see the recorded value.  Interposed for the whole process, logged only
- * for the application's own code (ph_in_app_code). */
+ * see the recorded value. */
 time_t time(time_t *tloc)
 {
     int64_t t = ph_time_now();
-    if (rec.active && rec.logging && ph_in_app_code()) {
-        ph_mark_enter(); /* a signal handler's clock read meanwhile is not the program's flow */
-        rec_lock();
-        log_value(&rec.time, PH_LOG_SLOT_TIME, PH_LOG_SLOT_CLOCK, &t, sizeof t);
-        rec_unlock();
-        ph_mark_leave();
-    }
+    log_app_value(&rec.time, PH_LOG_SLOT_TIME, PH_LOG_SLOT_CLOCK, &t, sizeof t);
     if (tloc)
         *tloc = (time_t)t;
     return (time_t)t;
@@ -246,15 +253,11 @@ time_t time(time_t *tloc)
  * order they were read. */
 static void log_clock(clockid_t id, const struct timespec *ts)
 {
-    if (!rec.active || !rec.logging || !ph_in_app_code())
+    if (!rec.active || !rec.logging) /* the common case: nothing to pack */
         return;
     uint8_t v[PH_LOG_CLOCK_LEN];
     ph_clock_pack(v, id, ts);
-    ph_mark_enter();
-    rec_lock();
-    log_value(&rec.clock, PH_LOG_SLOT_CLOCK, PH_LOG_SLOT_WTIME, v, sizeof v);
-    rec_unlock();
-    ph_mark_leave();
+    log_app_value(&rec.clock, PH_LOG_SLOT_CLOCK, PH_LOG_SLOT_WTIME, v, sizeof v);
 }
 
 int clock_gettime(clockid_t id, struct timespec *ts)
