@@ -230,7 +230,31 @@ static int list_ranks(job *j)
     return CLI_OK;
 }
 
-/* ---- one-sided communication: not recorded, so not replayable apart ---------------------- */
+/* ---- calls phantom does not log: one-sided communication, file reads ---------------------- */
+
+/* The first call of a replayed rank that `wanted` picks from the trace's
+ * counts (their order), or NULL; its rank in *rank. */
+static const ph_counter *first_counted(const job *j, int (*wanted)(const char *name), uint32_t *rank)
+{
+    for (uint32_t p = 0; p < j->nprocs; p++) {
+        const ph_counter *c;
+        size_t nc;
+        if (ph_trace_counters(j->t, j->ranks[p], &c, &nc) < 0)
+            continue; /* no counts (an incomplete stream): nothing to say */
+        for (size_t i = 0; i < nc; i++)
+            if (wanted(c[i].name)) {
+                *rank = j->ranks[p];
+                return &c[i];
+            }
+    }
+    return NULL;
+}
+
+/* Whether some recorded ranks are not in this replay, or are each alone. */
+static int leaves_out_ranks(const job *j)
+{
+    return j->nprocs < ph_trace_nranks(j->t) || j->o->isolated;
+}
 
 /* A window's creation is collective: every rank that took part in one-sided
  * communication made one, so looking at the replayed ranks is enough. */
@@ -252,27 +276,41 @@ static int is_window_creation(const char *name)
  * path. */
 static int check_one_sided(const job *j)
 {
-    uint32_t n = ph_trace_nranks(j->t);
-    for (uint32_t p = 0; p < j->nprocs; p++) {
-        const ph_counter *c;
-        size_t nc;
-        if (ph_trace_counters(j->t, j->ranks[p], &c, &nc) < 0)
-            continue; /* no counts (an incomplete stream): nothing to say */
-        for (size_t i = 0; i < nc; i++) {
-            if (!is_window_creation(c[i].name))
-                continue;
-            if (j->nprocs < n || j->o->isolated)
-                return cli_error("replay", "%s: rank %u used one-sided communication (%s, %llu calls), "
-                                           "which phantom does not log: it cannot be replayed apart "
-                                           "from the other ranks (doc/replay.md, section 5)",
-                                 j->o->trace, j->ranks[p], c[i].name, (unsigned long long)c[i].calls);
-            fprintf(stderr, "phantom replay: warning: %s: rank %u used one-sided communication (%s): "
-                            "it runs for real, and its timing may change the program's path\n",
-                    j->o->trace, j->ranks[p], c[i].name);
-            return CLI_OK;
-        }
-    }
+    uint32_t rank;
+    const ph_counter *c = first_counted(j, is_window_creation, &rank);
+    if (!c)
+        return CLI_OK;
+    if (leaves_out_ranks(j))
+        return cli_error("replay", "%s: rank %u used one-sided communication (%s, %llu calls), "
+                                   "which phantom does not log: it cannot be replayed apart "
+                                   "from the other ranks (doc/replay.md, section 5)",
+                         j->o->trace, rank, c->name, (unsigned long long)c->calls);
+    fprintf(stderr, "phantom replay: warning: %s: rank %u used one-sided communication (%s): "
+                    "it runs for real, and its timing may change the program's path\n",
+            j->o->trace, rank, c->name);
     return CLI_OK;
+}
+
+/* MPI_File_read, _read_at_all, _iread_shared, ... */
+static int is_file_read(const char *name)
+{
+    return strncmp(name, "MPI_File_read", 13) == 0 || strncmp(name, "MPI_File_iread", 14) == 0;
+}
+
+/* MPI-IO runs for real in a replay, like the program's own read(): an
+ * input file reads as it did, but what ranks left out of this replay wrote
+ * during the recorded run is not there to read back (a checkpoint, a
+ * transpose through a file), and the message log does not hold it.  Only
+ * the user knows which kind of file it was, so this warns, not refuses. */
+static void warn_file_reads(const job *j)
+{
+    uint32_t rank;
+    const ph_counter *c = leaves_out_ranks(j) ? first_counted(j, is_file_read, &rank) : NULL;
+    if (c)
+        fprintf(stderr, "phantom replay: warning: %s: rank %u read files with MPI-IO (%s, %llu calls), "
+                        "which runs for real: what the ranks left out of this replay wrote to files "
+                        "during the run is not in the message log (doc/replay.md, section 5)\n",
+                j->o->trace, rank, c->name, (unsigned long long)c->calls);
 }
 
 /* ---- partial replay: the plan of phantom cluster ----------------------------------------- */
@@ -975,6 +1013,8 @@ static int run(int argc, char **argv)
         rc = list_ranks(&j);
     if (rc == CLI_OK)
         rc = check_one_sided(&j);
+    if (rc == CLI_OK)
+        warn_file_reads(&j);
     if (rc == CLI_OK && o.plan)
         rc = plan_stops(&j);
     if (rc == CLI_OK)

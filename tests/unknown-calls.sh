@@ -62,3 +62,40 @@ for src in unknown.c unknown08.f90; do
   ! grep FAIL "$WORK/rep.out" || fail "$src: the program's own checks failed in the replay"
 done
 echo "unknown-calls: replay refuses ranks apart from a window, warns with all of them, from C and Fortran"
+
+# MPI-IO is passed through, counted, and runs for real in a replay.  A rank
+# replayed without the others reads back only what this replay wrote, so
+# the replay says so, once, naming the rank and the read; with every rank
+# replayed it has nothing to say, and the file reads back as recorded.
+prog=$(cd "$WORK" && build_prog fileio.c)
+"$PHANTOM" record --log -o "$WORK/io.trace" -- mpirun --oversubscribe -np 2 "$prog" "$WORK/io.dat" > "$WORK/out" 2>&1 \
+  || { cat "$WORK/out"; fail "fileio under phantom record --log"; }
+for r in 0 1; do
+  grep -qx "rank $r read back rank $(((r + 1) % 2))'s block: ok" "$WORK/out" || fail "fileio: rank $r under the recorder: $(cat "$WORK/out")"
+done
+"$PHANTOM" stats "$WORK/io.trace" --json > "$WORK/s.json"
+python3 - "$WORK/s.json" <<'PY' || fail "fileio: MPI-IO not counted as made"
+import json, sys
+want = {"MPI_Comm_rank": (1, False), "MPI_Comm_size": (1, False), "MPI_File_open": (1, True),
+        "MPI_File_write_at_all": (1, True), "MPI_File_sync": (1, True),
+        "MPI_File_read_at_all": (1, True), "MPI_File_close": (1, True)}
+for rk in json.load(open(sys.argv[1]))["ranks"]:
+    got = {k: (v["calls"], v["unknown"]) for k, v in rk["counted"].items()}
+    if got != want:
+        print(f"FAIL: rank {rk['rank']}: counted {got}, the program made {want}"); sys.exit(1)
+PY
+rm -f "$WORK/io.dat"
+"$PHANTOM" replay "$WORK/io.trace" --ranks 0 --name alone -- "$prog" "$WORK/io.dat" > "$WORK/rep.out" 2> "$WORK/rep.err" ||
+  fail "fileio: replay of rank 0: $(cat "$WORK/rep.err")"
+want="phantom replay: warning: $WORK/io.trace: rank 0 read files with MPI-IO (MPI_File_read_at_all, 1 calls), which runs for real: what the ranks left out of this replay wrote to files during the run is not in the message log (doc/replay.md, section 5)"
+[ "$(grep -c "MPI-IO" "$WORK/rep.err")" -eq 1 ] && grep -qx "$want" "$WORK/rep.err" ||
+  fail "fileio: replay of rank 0: not the one warning: $(cat "$WORK/rep.err")"
+grep -qx "rank 0 read back rank 1's block: wrong" "$WORK/rep.out" ||
+  fail "fileio: replay of rank 0 read back rank 1's block, which nobody wrote: $(cat "$WORK/rep.out")"
+"$PHANTOM" replay "$WORK/io.trace" --ranks 0-1 --name both -- "$prog" "$WORK/io.dat" > "$WORK/rep.out" 2> "$WORK/rep.err" ||
+  fail "fileio: replay of both ranks: $(cat "$WORK/rep.err")"
+! grep -q "MPI-IO" "$WORK/rep.err" || fail "fileio: replay of both ranks warned: $(cat "$WORK/rep.err")"
+for r in 0 1; do
+  grep -qx "rank $r read back rank $(((r + 1) % 2))'s block: ok" "$WORK/rep.out" || fail "fileio: replay of both ranks, rank $r: $(cat "$WORK/rep.out")"
+done
+echo "unknown-calls: MPI-IO runs for real in a replay; a rank replayed apart is warned of what it reads"
