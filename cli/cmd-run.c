@@ -440,8 +440,8 @@ static int run_step(study *s, int k, const char *what, args *a, const char *out_
         show_warnings(log); /* the replay's are about the computation it measured: not for the log alone */
     if (rc != 0) {
         show_tail(log);
-        cli_error("run", "step %d (%s) failed%s%s; fix it and run phantom run again "
-                  "(the steps before it are kept)", k, what, log ? ", see " : "", log ? log : "");
+        cli_error("run", "step %d (%s) failed%s%s; the steps before it are kept, and phantom run "
+                  "again starts from this one", k, what, log ? ", see " : "", log ? log : "");
     }
     free(log);
     if (rc != 0)
