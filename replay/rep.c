@@ -191,8 +191,13 @@ void rep_diverge(const ph_call *c, const char *what)
     describe(got, sizeof got, c->op, norm_rank(c->peer), c->tag, call_bytes(c, info),
              norm_rank(c->root), k ? (long)k->id : -1, (uint32_t)c->nreqs);
     actual_site(gs, sizeof gs, c->site_pc[0]);
-    rep_die("expected %s%s, got %s at %s%s%s", exp, es, got, gs, what && *what ? ": " : "",
-            what ? what : "");
+    char clocks[160] = "";
+    uint32_t unanswered = rep_log_unanswered_reads();
+    if (unanswered)
+        snprintf(clocks, sizeof clocks, " (%u clock reads before it were not in the log as made, "
+                                        "and read the real clock: doc/replay.md, section 5)", unanswered);
+    rep_die("expected %s%s, got %s at %s%s%s%s", exp, es, got, gs, what && *what ? ": " : "",
+            what ? what : "", clocks);
 }
 
 /* ---- the divergence check ------------------------------------------------------ */

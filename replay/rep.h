@@ -104,6 +104,9 @@ uint64_t rep_bytes(int count, MPI_Datatype t);
 const uint8_t *rep_log_data(uint64_t k, uint32_t slot, uint64_t *len);
 /* Reads event k's records ahead (the next event's, at the end of a call). */
 void rep_log_prefetch(uint64_t k);
+/* Clock reads (MPI_Wtime, time, clock_gettime, gettimeofday) before the
+ * current event that the log did not answer, so read the real clock. */
+uint32_t rep_log_unanswered_reads(void);
 /* Unpack the log's data for (current event, slot) into buf; a missing record
  * when bytes were expected stops the replay. */
 void rep_log_unpack(uint32_t slot, void *buf, int count, MPI_Datatype t, uint64_t expect_bytes);

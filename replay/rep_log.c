@@ -108,6 +108,26 @@ typedef struct logged_cursor {
     uint32_t n;
 } logged_cursor;
 
+/* The program's clock reads before event rep.k that the log did not answer
+ * (more reads than recorded, or another clock where the next recorded read
+ * was): each read the real clock, which may have sent the program another
+ * way; the divergence message says so. */
+static logged_cursor unanswered = {UINT64_MAX, 0};
+
+static void count_unanswered(void)
+{
+    if (unanswered.event != rep.k) {
+        unanswered.event = rep.k;
+        unanswered.n = 0;
+    }
+    unanswered.n++;
+}
+
+uint32_t rep_log_unanswered_reads(void)
+{
+    return unanswered.event == rep.k ? unanswered.n : 0;
+}
+
 static const uint8_t *logged_value(logged_cursor *lc, uint32_t base, uint64_t len)
 {
     if (!rep.logr)
@@ -118,8 +138,10 @@ static const uint8_t *logged_value(logged_cursor *lc, uint32_t base, uint64_t le
     }
     uint64_t have = 0;
     const uint8_t *d = rep_log_data(rep.k, base + lc->n, &have);
-    if (!d || have != len)
+    if (!d || have != len) {
+        count_unanswered();
         return NULL;
+    }
     lc->n++;
     return d;
 }
@@ -167,8 +189,12 @@ static int logged_clock(clockid_t id, struct timespec *ts)
     const uint8_t *d = rep.active && ph_in_app_code() ? logged_value(&c, PH_LOG_SLOT_CLOCK, PH_LOG_CLOCK_LEN)
                                                       : NULL;
     struct timespec rec_ts;
-    if (!d || ph_clock_unpack(d, &rec_ts) != id)
-        return 0; /* another clock: the program went another way, which its calls will show */
+    if (!d)
+        return 0;
+    if (ph_clock_unpack(d, &rec_ts) != id) {
+        count_unanswered(); /* another clock: the program went another way, which its calls will show */
+        return 0;
+    }
     *ts = rec_ts;
     return 1;
 }

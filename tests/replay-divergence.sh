@@ -41,6 +41,22 @@ must_stop "another binary" \
 must_stop "subgroup with another grid size" "^phantom replay: rank [01]: event 1: expected MPI_Irecv" \
   "$T" --ranks 0-1 -- "$prog" 48 25
 
+# A program that reads a clock the recording did not read: the log answers
+# its reads in the recorded order, so the extra CLOCK_REALTIME read takes
+# the recorded CLOCK_MONOTONIC one (another clock: the real one answers),
+# and the loop timed by CLOCK_MONOTONIC then gets one logged value and real
+# readings; its sends stop at once, and the message counts the reads the
+# log did not answer: at least that read, the loop's check, and the next
+# loop's two gettimeofday reads.
+timed=$(cd "$WORK" && build_prog timed.c)
+"$PHANTOM" record --log -o "$WORK/timed.trace" -- mpirun --oversubscribe -np 2 "$timed" > "$WORK/rec" 2>&1 ||
+  fail "recording timed.c"
+PH_TIMED_EXTRA_CLOCK=1 must_stop "an extra clock read" \
+  "^phantom replay: rank 0: event [0-9]+: expected MPI_Send\(peer PROC_NULL, tag 3, 4 bytes, comm 0\) at sends_for_3ms [^ ]*timed\\.c:[0-9]+, got .*\(([0-9]+) clock reads before it were not in the log as made, and read the real clock: doc/replay.md, section 5\)$" \
+  "$WORK/timed.trace" --ranks 0 --isolated -- "$timed"
+n=$(tail -1 "$WORK/out" | sed 's/.*(\([0-9]*\) clock reads before it.*/\1/')
+[ "$n" -ge 4 ] || fail "an extra clock read: $n unanswered reads counted, at least 4 were made: $(tail -1 "$WORK/out")"
+
 # A program that ends before the recorded run did.
 cat > "$WORK/early.c" <<'EOF2'
 #include <mpi.h>

@@ -10,12 +10,15 @@
  * Between the two, the same sends for 3 ms by clock_gettime
  * (CLOCK_MONOTONIC), then by gettimeofday, as NetPIPE times its trials,
  * then 100,000 clock_gettime reads in one gap between two calls, whose
- * nanoseconds' parities go into the checksum.
+ * nanoseconds' parities go into the checksum.  With PH_TIMED_EXTRA_CLOCK
+ * set, one CLOCK_REALTIME read more comes first, which a replay of a
+ * recording made without it cannot answer (tests/replay-divergence.sh).
  * Prints "rank R checksum" of the counts, the seed and everything received. */
 #define _DEFAULT_SOURCE /* gettimeofday and CLOCK_MONOTONIC under -std=c11 */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -71,6 +74,10 @@ int main(int argc, char **argv)
         local++;
     }
     h = fnv(h, &local, sizeof local);
+    if (getenv("PH_TIMED_EXTRA_CLOCK")) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+    }
     int by_clock = sends_for_3ms(monotonic_s, 3), by_timeofday = sends_for_3ms(timeofday_s, 4);
     h = fnv(h, &by_clock, sizeof by_clock);
     h = fnv(h, &by_timeofday, sizeof by_timeofday);
