@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -632,6 +633,15 @@ static void write_meta(int log_mode, const char *log_ranks)
     json_decref(m);
 }
 
+/* A child forked by the program (no exec) is not the rank: it has the
+ * rank's streams but not their writer thread, and closing them at its
+ * exit() would wait for that thread forever (or write the rank's blocks
+ * twice).  It records nothing. */
+static void in_forked_child(void)
+{
+    rec.active = 0;
+}
+
 static void at_exit(void)
 {
     if (rec.active) {
@@ -757,6 +767,7 @@ void rec_init(ph_call *c)
         w->all_in_set = in_set_all(w->members, w->size);
     rec.last_flush = c->t_entry;
     atexit(at_exit);
+    pthread_atfork(NULL, NULL, in_forked_child);
 }
 
 static void write_counters(void)

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,6 +277,14 @@ static void __attribute__((noreturn)) stop_here(const ph_call *c, int how)
     exit(0);
 }
 
+/* A child forked by the program (no exec) is not the rank: its exit()
+ * must neither report the rank as ended early nor change its exit status,
+ * and its clock reads are its own. */
+static void in_forked_child(void)
+{
+    rep.active = 0;
+}
+
 /* The program ended without reaching the recorded MPI_Finalize. */
 static void at_exit(void)
 {
@@ -399,6 +408,7 @@ static void setup(ph_call *c)
         rep_die("%s", err.msg);
     rep_out_probe();
     atexit(at_exit);
+    pthread_atfork(NULL, NULL, in_forked_child);
 }
 
 /* ---- the wrappers' hooks ---------------------------------------------------------------- */

@@ -1,0 +1,37 @@
+#!/bin/sh
+# fork.sh - a program whose ranks fork children that leave with exit() (which
+# runs the exit handlers they inherited from the rank, the recorder's and
+# the replayer's too) and start shells with system().  Recorded, it must
+# finish as it does bare, with the same output and a complete trace of the
+# rank's own calls only; replayed, alone and together, it must print the
+# recorded checksums.  (The recorder's exit handler, run in such a child,
+# used to wait forever for the rank's writer thread, which a child does not
+# have: the job hung.  The replayer's said the rank had ended early.)
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/replay-lib.sh"
+prog=$(cd "$WORK" && build_prog forks.c)
+timeout 120 mpirun --oversubscribe -np 2 "$prog" > "$WORK/bare" 2>&1 || { cat "$WORK/bare"; fail "bare run of forks.c"; }
+PHANTOM_TEST_TIMEOUT=120 record forks "$prog" 2 --log
+checksums "$WORK/bare" 0-1 > "$WORK/bare.sums"
+checksums "$WORK/forks.rec" 0-1 > "$WORK/rec.sums"
+[ "$(wc -l < "$WORK/rec.sums")" -eq 2 ] && cmp -s "$WORK/bare.sums" "$WORK/rec.sums" ||
+  fail "recorded output differs from the bare run's: $(cat "$WORK/forks.rec")"
+"$PHANTOM" stats "$WORK/forks.trace" > /dev/null 2> "$WORK/stats.err" || fail "stats: $(cat "$WORK/stats.err")"
+[ ! -s "$WORK/stats.err" ] || fail "stats of the recorded trace warns: $(cat "$WORK/stats.err")"
+"$PHANTOM" dump "$WORK/forks.trace" --json > "$WORK/d.jsonl"
+python3 - "$WORK/d.jsonl" <<'PY' || fail "the trace does not hold the ranks' calls alone"
+import json, sys
+ops = {0: [], 1: []}
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if "op" in e:
+        ops[e["rank"]].append((e["op"], e.get("tag")))
+want = [("MPI_Init", None)] + [("MPI_Sendrecv", i) for i in range(5)] + [("MPI_Finalize", None)]
+for r, got in ops.items():
+    if got != want:
+        print(f"FAIL: rank {r}: events {got}, the rank made {want}"); sys.exit(1)
+PY
+echo "fork: recorded as the bare run ran, 7 events a rank"
+PHANTOM_TEST_TIMEOUT=120 replay_same forks "$prog" 0 --isolated --name alone
+PHANTOM_TEST_TIMEOUT=120 replay_same forks "$prog" 0-1 --name both
+echo "fork: replayed alone and together with the recorded checksums"
