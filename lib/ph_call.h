@@ -110,6 +110,13 @@ static inline int ph_in_app_code(void)
  * clock, which is what glibc's time() returns. */
 int64_t ph_time_now(void);
 
+/* Takes the shared object that holds ADDR (the runtime calling it) out of
+ * LD_PRELOAD once MPI_Init has made this process a rank, so that what the
+ * rank execs (a shell from system(), a helper) does not load it, and the
+ * MPI library with it; what else LD_PRELOAD names stays.  1 when it was
+ * there. */
+int ph_preload_forget(const void *addr);
+
 /* Shared helpers (lib/ph_call.c).  Arrays live in grow-only thread-local
  * scratch, valid until the same thread's next MPI call. */
 MPI_Request *ph_copy_requests(ph_call *c, const MPI_Request *reqs, int n);

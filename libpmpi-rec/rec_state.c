@@ -703,6 +703,7 @@ void rec_init(ph_call *c)
         return;
     if (env_flag("PHANTOM_DISABLE", 0))
         return;
+    ph_preload_forget((const void *)rec_init);
     PMPI_Comm_rank(MPI_COMM_WORLD, &rec.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &rec.nranks);
     PMPI_Comm_group(MPI_COMM_WORLD, &world_group);

@@ -379,6 +379,7 @@ static void setup(ph_call *c)
     const char *mode = env("PHANTOM_REPLAY_MODE", 0), *stop = env("PHANTOM_REPLAY_STOP", 0);
     rep.trace_dir = env("PHANTOM_REPLAY_TRACE", 1);
     rep.isolated = mode && strcmp(mode, "isolated") == 0;
+    ph_preload_forget((const void *)setup);
     PMPI_Comm_rank(MPI_COMM_WORLD, &rep.me);
     PMPI_Comm_size(MPI_COMM_WORLD, &rep.nprocs);
     ph_err err;

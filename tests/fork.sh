@@ -7,6 +7,9 @@
 # recorded checksums.  (The recorder's exit handler, run in such a child,
 # used to wait forever for the rank's writer thread, which a child does not
 # have: the job hung.  The replayer's said the rank had ended early.)
+# Once MPI_Init has made the process a rank, the recorder and the replayer
+# take themselves out of its LD_PRELOAD, so that the shells it starts do
+# not load them (and the MPI library with them): what else it names stays.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/replay-lib.sh"
 prog=$(cd "$WORK" && build_prog forks.c)
@@ -31,7 +34,25 @@ for r, got in ops.items():
     if got != want:
         print(f"FAIL: rank {r}: events {got}, the rank made {want}"); sys.exit(1)
 PY
-echo "fork: recorded as the bare run ran, 7 events a rank"
+# preloaded OUTPUT LIB: every rank started with LIB preloaded, and its shells
+# with the same LD_PRELOAD less LIB.
+preloaded() {
+  python3 - "$1" "$2" <<'PY' || fail "$2 stays preloaded in the ranks' shells: $(grep preload "$1")"
+import re, sys
+lines = [re.match(r"rank (\d+) preload \[(.*)\] child \[(.*)\]$", l) for l in open(sys.argv[1], errors='replace')]
+lines = [m for m in lines if m]
+if not lines: sys.exit(1)
+for m in lines:
+    start = re.split(r"[: ]+", m[2].strip())
+    if not any(sys.argv[2] in w for w in start):
+        print(f"rank {m[1]} started without {sys.argv[2]}: {m[2]}"); sys.exit(1)
+    if m[3].split() != [w for w in start if sys.argv[2] not in w]:
+        print(f"rank {m[1]}: its shell has LD_PRELOAD [{m[3]}]"); sys.exit(1)
+PY
+}
+preloaded "$WORK/forks.rec" libpmpi-rec.so
+echo "fork: recorded as the bare run ran, 7 events a rank; its shells without the recorder"
 PHANTOM_TEST_TIMEOUT=120 replay_same forks "$prog" 0 --isolated --name alone
 PHANTOM_TEST_TIMEOUT=120 replay_same forks "$prog" 0-1 --name both
+preloaded "$WORK/forks.rep" libpmpi-replay.so
 echo "fork: replayed alone and together with the recorded checksums"

@@ -3,7 +3,9 @@
  * clock_gettime, gettimeofday, time) and leaves with exit(), which runs
  * every exit handler it inherited, and a shell started with system() exits
  * with a status of its own.  The parent checks both statuses and passes a
- * ring message per round.  Prints "rank R checksum" of what it received. */
+ * ring message per round.  Prints "rank R checksum" of what it received,
+ * and "rank R preload [START] child [CHILD]": LD_PRELOAD as the rank
+ * started and as a shell it starts after MPI_Init sees it. */
 #define _DEFAULT_SOURCE /* gettimeofday under -std=c11 */
 #include <mpi.h>
 #include <stdint.h>
@@ -35,6 +37,8 @@ static int exit_status_of(pid_t pid)
 
 int main(int argc, char **argv)
 {
+    char start[4096], seen[4096] = "";
+    snprintf(start, sizeof start, "%s", getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
     MPI_Init(&argc, &argv);
     int me, np, bad = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -59,7 +63,13 @@ int main(int argc, char **argv)
                      MPI_STATUS_IGNORE);
         h = (h ^ (uint64_t)in) * 0x100000001b3ull;
     }
+    FILE *sh = popen("printf '%s' \"$LD_PRELOAD\"", "r");
+    if (!sh || !fgets(seen, sizeof seen, sh))
+        seen[0] = 0;
+    if (sh)
+        pclose(sh);
     printf("rank %d checksum 0x%016llx\n", me, (unsigned long long)h);
+    printf("rank %d preload [%s] child [%s]\n", me, start, seen);
     MPI_Finalize();
     return bad;
 }
