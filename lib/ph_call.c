@@ -58,8 +58,6 @@ MPI_Status *ph_scratch_statuses(ph_call *c, int n)
     return slot(SLOT_STATUSES, (size_t)(n > 0 ? n : 1) * sizeof(MPI_Status));
 }
 
-/* Fortran PMPI entry points are looked up on first use, so that C programs
- * never need Open MPI's Fortran libraries loaded. */
 /* ~6 ms an exec on the development VM (a shell that does nothing: 8.7 to
  * 14.5 ms).  Before MPI_Init is too early: `mpirun ./run.sh` preloads a
  * shell that execs the rank.  After it, MPI's threads may read the
@@ -93,6 +91,8 @@ int ph_preload_forget(const void *addr)
     return found;
 }
 
+/* Fortran PMPI entry points are looked up on first use, so that C programs
+ * never need Open MPI's Fortran libraries loaded. */
 void *ph_fortran_pmpi(void **cache, const char *name)
 {
     void *f = atomic_load_explicit((_Atomic(void *) *)cache, memory_order_acquire);
