@@ -318,13 +318,6 @@ static const char *old_rank_preload(const char *old, char *buf, size_t cap)
     return getenv("LD_PRELOAD");
 }
 
-static int uses_x(char **cmd)
-{
-    for (char **a = cmd + 1; *a; a++)
-        if (strcmp(*a, "-x") == 0 || strcmp(*a, "--x") == 0)
-            return 1;
-    return 0;
-}
 
 /* The command line to execute, and the strings we added to it. */
 typedef struct launch {
@@ -334,14 +327,44 @@ typedef struct launch {
     size_t nadded;
 } launch;
 
-/* cmd with "-x LD_PRELOAD=... -x PHANTOM_..." after the launcher's name. */
-static int add_x_options(launch *l, char **cmd, const char *preload)
+static int is_x(const char *arg)
+{
+    return strcmp(arg, "-x") == 0 || strcmp(arg, "--x") == 0;
+}
+
+static int uses_x(char **cmd)
+{
+    for (char **a = cmd + 1; *a; a++)
+        if (is_x(*a))
+            return 1;
+    return 0;
+}
+
+/* The user's own "-x LD_PRELOAD=value" (or "-x LD_PRELOAD", mpirun's own
+ * value) as "LD_PRELOAD=[extra:]value:lib": a later -x wins, and ours alone
+ * would have been dropped, recording nothing.  EXTRA (a sanitizer's
+ * runtime) must load first. */
+static char *merged_preload_arg(const char *arg, const char *extra, const char *lib)
+{
+    const char *eq = strchr(arg, '=');
+    char *merged = append_preload(eq ? eq + 1 : getenv("LD_PRELOAD"), lib), *s = NULL;
+    if (merged && asprintf(&s, "LD_PRELOAD=%s%s%s", extra ? extra : "", extra ? ":" : "", merged) < 0)
+        s = NULL;
+    free(merged);
+    return s;
+}
+
+/* cmd with "-x LD_PRELOAD=... -x PHANTOM_..." after the launcher's name,
+ * and the recorder (after EXTRA) added to the user's own -x LD_PRELOAD. */
+static int add_x_options(launch *l, char **cmd, const char *preload, const char *extra, const char *lib)
 {
     size_t n = 1, m = 0;
     for (char **e = environ; *e; e++)
         n += strncmp(*e, "PHANTOM_", 8) == 0;
     while (cmd[m])
         m++;
+    for (size_t i = 2; i < m; i++)
+        n += is_x(cmd[i - 1]) && is_entry(cmd[i], "LD_PRELOAD");
     l->argv = calloc(m + 2 * n + 1, sizeof *l->argv);
     l->own_argv = 1;
     l->added = calloc(n, sizeof *l->added);
@@ -358,8 +381,14 @@ static int add_x_options(launch *l, char **cmd, const char *preload)
         l->argv[k++] = dash_x;
         l->argv[k++] = l->added[i];
     }
-    for (size_t i = 1; i < m; i++)
+    for (size_t i = 1; i < m; i++) {
         l->argv[k++] = cmd[i];
+        if (i > 1 && is_x(cmd[i - 1]) && is_entry(cmd[i], "LD_PRELOAD")) {
+            if (!(l->added[l->nadded] = merged_preload_arg(cmd[i], extra, lib)))
+                return -1;
+            l->argv[k - 1] = l->added[l->nadded++];
+        }
+    }
     return 0;
 }
 
@@ -394,7 +423,7 @@ static int set_preload(const char *lib, char **cmd, launch *l)
     if (!launcher) {
         setenv("LD_PRELOAD", preload, 1);
     } else if (by_x) {
-        if (add_x_options(l, cmd, preload) < 0)
+        if (add_x_options(l, cmd, preload, extra && *extra ? extra : NULL, lib) < 0)
             rc = cli_error("record", "out of memory");
     } else if (strchr(preload, ';')) { /* the env list has no quoting */
         rc = cli_error("record", "LD_PRELOAD=%s: a ';' cannot be passed through " ENV_LIST, preload);

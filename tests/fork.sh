@@ -10,6 +10,7 @@
 # Once MPI_Init has made the process a rank, the recorder and the replayer
 # take themselves out of its LD_PRELOAD, so that the shells it starts do
 # not load them (and the MPI library with them): what else it names stays.
+# And a job that preloads a library of its own with mpirun -x keeps it.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/replay-lib.sh"
 prog=$(cd "$WORK" && build_prog forks.c)
@@ -56,3 +57,28 @@ PHANTOM_TEST_TIMEOUT=120 replay_same forks "$prog" 0 --isolated --name alone
 PHANTOM_TEST_TIMEOUT=120 replay_same forks "$prog" 0-1 --name both
 preloaded "$WORK/forks.rep" libpmpi-replay.so
 echo "fork: replayed alone and together with the recorded checksums"
+
+# A job whose mpirun sets LD_PRELOAD itself (-x LD_PRELOAD=LIB, or
+# -x LD_PRELOAD from mpirun's environment): the later -x wins, so the
+# recorder joins the user's value instead of being dropped (before, nothing
+# was recorded); the rank's shells keep the user's library.
+printf 'int user_preload_marker;\n' > "$WORK/userpre.c"
+gcc -shared -fPIC -o "$WORK/userpre.so" "$WORK/userpre.c" || fail "cannot build userpre.so"
+for form in "-x LD_PRELOAD=$WORK/userpre.so" "-x LD_PRELOAD"; do
+  # shellcheck disable=SC2086 # the options are words
+  LD_PRELOAD=$WORK/userpre.so timeout 120 "$PHANTOM" record -o "$WORK/x.trace" --force -- \
+    mpirun --oversubscribe $form -np 2 "$prog" > "$WORK/x.out" 2>&1 || { cat "$WORK/x.out"; fail "record with $form"; }
+  "$PHANTOM" dump "$WORK/x.trace" --json | grep -c '"op"' > "$WORK/x.n"
+  [ "$(cat "$WORK/x.n")" -eq 14 ] || fail "record with $form: $(cat "$WORK/x.n") events, 14 made: $(tail -3 "$WORK/x.out")"
+  python3 - "$WORK/x.out" "$WORK/userpre.so" <<'PY' || fail "record with $form: the user's preload lost"
+import re, sys
+ranks = 0
+for l in open(sys.argv[1], errors="replace"):
+    m = re.match(r"rank (\d+) preload \[(.*)\] child \[(.*)\]$", l)
+    if m and (sys.argv[2] not in m[2] or "libpmpi-rec" not in m[2] or m[3].split() != [sys.argv[2]]):
+        print(f"rank {m[1]}: started with [{m[2]}], its shell with [{m[3]}]"); sys.exit(1)
+    ranks += bool(m)
+sys.exit(ranks != 2)
+PY
+done
+echo "fork: mpirun's own -x LD_PRELOAD keeps the user's library and records"
