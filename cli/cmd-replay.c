@@ -535,6 +535,40 @@ static void argv_free(argv_buf *a)
 
 extern char **environ;
 
+/* What the job preloads of its own, as phantom record keeps it: the
+ * launcher options' -x LD_PRELOAD (a value, or mpirun's own), else the
+ * user's env list's, else phantom's environment's; a recorder in it left
+ * out.  The replay keeps it before the replayer: an allocator preloaded
+ * in production changes the computation a replay measures.  Malloc'd. */
+static char *user_preload(const job *j)
+{
+    char *copy = strdup(j->o->launcher), *save = NULL, *from_x = NULL;
+    for (char *tok = copy ? strtok_r(copy, " \t", &save) : NULL, *prev = NULL; tok;
+         prev = tok, tok = strtok_r(NULL, " \t", &save))
+        if (prev && (strcmp(prev, "-x") == 0 || strcmp(prev, "--x") == 0) && strncmp(tok, "LD_PRELOAD", 10) == 0 &&
+            (tok[10] == '=' || !tok[10])) {
+            free(from_x);
+            from_x = strdup(tok[10] ? tok + 11 : getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
+        }
+    free(copy);
+    const char *value = from_x;
+    char *list = j->user_env_list ? strdup(j->user_env_list) : NULL, *sv = NULL;
+    for (char *e = list && !value ? strtok_r(list, ";", &sv) : NULL; e; e = strtok_r(NULL, ";", &sv))
+        if (strncmp(e, "LD_PRELOAD=", 11) == 0)
+            value = e + 11;
+    if (!value)
+        value = getenv("LD_PRELOAD");
+    char *kept = calloc(1, (value ? strlen(value) : 0) + 1), *words = value ? strdup(value) : NULL;
+    size_t len = 0;
+    for (char *w = kept && words ? strtok_r(words, ": ", &sv) : NULL; w; w = strtok_r(NULL, ": ", &sv))
+        if (!strstr(w, "libpmpi-rec"))
+            len += (size_t)sprintf(kept + len, "%s%s", len ? ":" : "", w);
+    free(words);
+    free(list);
+    free(from_x);
+    return kept;
+}
+
 /* The variables the replayer reads (NAME=value) for replay run `run`, then
  * the user's other PHANTOM_* variables by name (PHANTOM_CLOCK, ...). */
 static int replay_env(job *j, uint32_t run, argv_buf *env)
@@ -547,10 +581,12 @@ static int replay_env(job *j, uint32_t run, argv_buf *env)
     if (!f || fclose(f) != 0)
         return -1;
     const char *extra = getenv("PHANTOM_PRELOAD_EXTRA");
-    int rc = 0;
-    rc |= asprintf(&s, "LD_PRELOAD=%s%s%s", extra && *extra ? extra : "", extra && *extra ? ":" : "",
-                   j->lib) < 0 || push(env, s);
+    char *user = user_preload(j);
+    int rc = !user;
+    rc |= asprintf(&s, "LD_PRELOAD=%s%s%s%s%s", extra && *extra ? extra : "", extra && *extra ? ":" : "",
+                   user && *user ? user : "", user && *user ? ":" : "", j->lib) < 0 || push(env, s);
     free(s);
+    free(user);
     const char *kv[][2] = {{"PHANTOM_REPLAY_TRACE", j->trace_abs}, {"PHANTOM_REPLAY_RANKS", j->o->ranks},
                            {"PHANTOM_REPLAY_MODE", j->o->isolated ? "isolated" : "subgroup"},
                            {"PHANTOM_REPLAY_OUT", j->run_dirs[run]},
