@@ -63,14 +63,16 @@ echo "fork: replayed alone and together with the recorded checksums"
 # recorder joins the user's value instead of being dropped (before, nothing
 # was recorded); the rank's shells keep the user's library.
 # user_preload_kept OUTPUT OURS N: N ranks started with userpre.so and OURS
-# preloaded, and their shells with userpre.so alone.
+# preloaded, and their shells with userpre.so alone (past the ASan runtime
+# a sanitized build puts first).
 user_preload_kept() {
-  python3 - "$1" "$WORK/userpre.so" "$2" "$3" <<'PY'
+  python3 - "$1" "$WORK/userpre.so" "$2" "$3" "${PHANTOM_ASAN_RUNTIME:-}" <<'PY'
 import re, sys
 ranks = 0
 for l in open(sys.argv[1], errors="replace"):
     m = re.match(r"rank (\d+) preload \[(.*)\] child \[(.*)\]$", l)
-    if m and (sys.argv[2] not in m[2] or sys.argv[3] not in m[2] or m[3].split() != [sys.argv[2]]):
+    shell = [p for p in re.split(r"[:\s]+", m[3]) if p and p != sys.argv[5]] if m else []
+    if m and (sys.argv[2] not in m[2] or sys.argv[3] not in m[2] or shell != [sys.argv[2]]):
         print(f"rank {m[1]}: started with [{m[2]}], its shell with [{m[3]}]"); sys.exit(1)
     ranks += bool(m)
 sys.exit(ranks != int(sys.argv[4]))
@@ -78,20 +80,22 @@ PY
 }
 printf 'int user_preload_marker;\n' > "$WORK/userpre.c"
 gcc -shared -fPIC -o "$WORK/userpre.so" "$WORK/userpre.c" || fail "cannot build userpre.so"
-for form in "-x LD_PRELOAD=$WORK/userpre.so" "-x LD_PRELOAD"; do
+# The user's LD_PRELOAD; a sanitized phantom and mpirun need the ASan runtime first.
+USERPRE="${PHANTOM_ASAN_RUNTIME:+$PHANTOM_ASAN_RUNTIME:}$WORK/userpre.so"
+for form in "-x LD_PRELOAD=$USERPRE" "-x LD_PRELOAD"; do
   # shellcheck disable=SC2086 # the options are words
-  LD_PRELOAD=$WORK/userpre.so timeout 120 "$PHANTOM" record --log -o "$WORK/x.trace" --force -- \
+  LD_PRELOAD=$USERPRE timeout 120 "$PHANTOM" record --log -o "$WORK/x.trace" --force -- \
     mpirun --oversubscribe $form -np 2 "$prog" > "$WORK/x.out" 2>&1 || { cat "$WORK/x.out"; fail "record with $form"; }
   "$PHANTOM" dump "$WORK/x.trace" --json | grep -c '"op"' > "$WORK/x.n"
   [ "$(cat "$WORK/x.n")" -eq 14 ] || fail "record with $form: $(cat "$WORK/x.n") events, 14 made: $(tail -3 "$WORK/x.out")"
   user_preload_kept "$WORK/x.out" libpmpi-rec 2 || fail "record with $form: the user's preload lost"
   # shellcheck disable=SC2086 # the options are words
-  LD_PRELOAD=$WORK/userpre.so timeout 120 "$PHANTOM" replay "$WORK/x.trace" --ranks 0-1 \
+  LD_PRELOAD=$USERPRE timeout 120 "$PHANTOM" replay "$WORK/x.trace" --ranks 0-1 \
     --launcher "mpirun --oversubscribe $form" -- "$prog" > "$WORK/xr.out" 2>&1 || { cat "$WORK/xr.out"; fail "replay with $form"; }
   user_preload_kept "$WORK/xr.out" libpmpi-replay 2 || fail "replay with $form: the user's preload lost"
 done
 # Nor does a preload phantom replay finds in its own environment go.
-LD_PRELOAD=$WORK/userpre.so timeout 120 "$PHANTOM" replay "$WORK/x.trace" --ranks 1 --name one -- "$prog" \
+LD_PRELOAD=$USERPRE timeout 120 "$PHANTOM" replay "$WORK/x.trace" --ranks 1 --name one -- "$prog" \
   > "$WORK/xr.out" 2>&1 || { cat "$WORK/xr.out"; fail "replay with LD_PRELOAD set"; }
 user_preload_kept "$WORK/xr.out" libpmpi-replay 1 || fail "replay with LD_PRELOAD set: the user's preload lost"
 echo "fork: mpirun's own -x LD_PRELOAD keeps the user's library, recorded and replayed"
