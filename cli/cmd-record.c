@@ -318,7 +318,6 @@ static const char *old_rank_preload(const char *old, char *buf, size_t cap)
     return getenv("LD_PRELOAD");
 }
 
-
 /* The command line to execute, and the strings we added to it. */
 typedef struct launch {
     char **argv;
