@@ -291,6 +291,25 @@ static int check_one_sided(const job *j)
     return CLI_OK;
 }
 
+static int is_spawn(const char *name)
+{
+    return strncmp(name, "MPI_Comm_spawn", 14) == 0;
+}
+
+/* Processes a rank started with MPI_Comm_spawn are not in the trace (the
+ * recorder stops at the first call that reaches them), and in a replay
+ * they would run for real and wait forever on a rank that stopped where
+ * its recording did. */
+static int check_spawn(const job *j)
+{
+    uint32_t rank;
+    const ph_counter *c = first_counted(j, is_spawn, &rank);
+    return !c ? CLI_OK
+              : cli_error("replay", "%s: rank %u started processes with %s (%llu call%s), which phantom "
+                                    "does not record: it cannot be replayed (doc/replay.md, section 5)",
+                          j->o->trace, rank, c->name, (unsigned long long)c->calls, c->calls == 1 ? "" : "s");
+}
+
 /* MPI_File_read, _read_at_all, _iread_shared, ... */
 static int is_file_read(const char *name)
 {
@@ -1049,6 +1068,8 @@ static int run(int argc, char **argv)
         rc = list_ranks(&j);
     if (rc == CLI_OK)
         rc = check_one_sided(&j);
+    if (rc == CLI_OK)
+        rc = check_spawn(&j);
     if (rc == CLI_OK)
         warn_file_reads(&j);
     if (rc == CLI_OK && o.plan)

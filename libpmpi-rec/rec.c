@@ -60,6 +60,13 @@ int ph_pre(ph_call *c)
     switch (ph_ops[c->op].kind) {
     case PH_K_COMM_FREE: /* the handle is gone after the call: note its index now */
         c->aux = c->comm == MPI_COMM_NULL ? -1 : PMPI_Comm_c2f(c->comm);
+        if (rec.active && !rec.probe && c->comm != MPI_COMM_NULL) {
+            /* one made by a call not sequenced (MPI_Comm_spawn's) and not
+             * used since: defined while its handle still says who is in it */
+            rec_lock();
+            (void)rec_comm_get(c->comm);
+            rec_unlock();
+        }
         break;
     case PH_K_ABORT: /* MPI_Abort does not return: write what we have now */
         ph_post(c);

@@ -158,6 +158,18 @@ static uint64_t hash_group(uint64_t h, const int32_t *m, int n)
     return h;
 }
 
+static void end_streams(const char *why);
+
+/* Whether a member translated to MPI_UNDEFINED: a process outside this
+ * job's MPI_COMM_WORLD. */
+static int has_outsider(const int32_t *m, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (m[i] < 0)
+            return 1;
+    return 0;
+}
+
 static rec_comm *define_comm(rec_comm *k, MPI_Comm comm, uint64_t parent_key)
 {
     free(k->members);
@@ -176,6 +188,16 @@ static rec_comm *define_comm(rec_comm *k, MPI_Comm comm, uint64_t parent_key)
     }
     if (!k->members || (inter && !k->remote)) {
         rec_fail("out of memory recording a communicator");
+        return NULL;
+    }
+    /* A trace's ranks are one MPI_COMM_WORLD's: messages to processes
+     * spawned or connected have nowhere to go in it, nor in a replay. */
+    if (has_outsider(k->members, k->size) || has_outsider(k->remote, k->rsize)) {
+        const char *why = "a communicator reaches processes outside MPI_COMM_WORLD, started by "
+                          "MPI_Comm_spawn or met through MPI_Comm_connect, _accept or _join: "
+                          "a trace cannot hold them";
+        end_streams(why); /* the events so far are sound: kept, with why they end */
+        rec_fail("%s", why);
         return NULL;
     }
     if (!inter) {
@@ -697,6 +719,22 @@ static uint64_t log_until(void)
     return until;
 }
 
+/* A process the job started with MPI_Comm_spawn has a world of its own,
+ * whose rank files and meta.json would overwrite the job's: it records
+ * nothing, and its rank 0 says so once. */
+static int spawned_process(void)
+{
+    MPI_Comm parent = MPI_COMM_NULL;
+    int rank = 0;
+    if (PMPI_Comm_get_parent(&parent) != MPI_SUCCESS || parent == MPI_COMM_NULL)
+        return 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        fprintf(stderr, "phantom: the processes this job started with MPI_Comm_spawn are not recorded; "
+                        "the trace is the spawning job's\n");
+    return 1;
+}
+
 void rec_init(ph_call *c)
 {
     if (rec.active || rec.evt)
@@ -704,6 +742,8 @@ void rec_init(ph_call *c)
     if (env_flag("PHANTOM_DISABLE", 0))
         return;
     ph_preload_forget((const void *)rec_init);
+    if (spawned_process())
+        return;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rec.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &rec.nranks);
     PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
@@ -799,28 +839,25 @@ static void write_counters(void)
     rec_commit((size_t)(p - p0));
 }
 
-void rec_finish(int clean)
+/* Ends the streams: with an END record, or with a NOTE saying WHY the
+ * recording stopped before MPI_Finalize (then no END: the rank is
+ * incomplete, and readers show the note). */
+static void end_streams(const char *why)
 {
     if (rec.active) {
         write_counters();
-        if (!clean) {
-            const char *why = "the process exited without MPI_Finalize";
-            size_t len = strlen(why);
-            uint8_t *p0 = rec_reserve(len + 16), *p = p0;
-            if (p) {
-                *p++ = PH_REC_NOTE;
-                p = ph_put_uv(p, len);
-                memcpy(p, why, len);
-                p += len;
-                rec_commit((size_t)(p - p0));
-            }
-        } else {
-            uint8_t *p = rec_reserve(1);
-            if (p) {
-                *p = PH_REC_END;
-                rec_commit(1);
-            }
+        size_t len = why ? strlen(why) : 0;
+        uint8_t *p0 = rec_reserve(len + 16), *p = p0;
+        if (p && why) {
+            *p++ = PH_REC_NOTE;
+            p = ph_put_uv(p, len);
+            memcpy(p, why, len);
+            p += len;
+        } else if (p) {
+            *p++ = PH_REC_END;
         }
+        if (p)
+            rec_commit((size_t)(p - p0));
     }
     rec.active = 0;
     ph_err err;
@@ -829,4 +866,9 @@ void rec_finish(int clean)
     if (rec.log && ph_stream_close(rec.log, &err) < 0)
         rec_fail("%s", err.msg);
     rec.evt = rec.log = NULL;
+}
+
+void rec_finish(int clean)
+{
+    end_streams(clean ? NULL : "the process exited without MPI_Finalize");
 }
