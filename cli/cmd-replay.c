@@ -100,6 +100,7 @@ typedef struct job {
     int64_t *loop;         /* and its loop: start, period, iterations (3 per listed rank) */
     int64_t iter_replayed, iter_total; /* -1: not partial */
     int stops;             /* some rank stops early */
+    int cut;               /* the stops are where an incomplete recording lets ranks end together */
     char *lib, *trace_abs, *out, *out_min, *runs_dir;
     const char *user_env_list; /* OMPI_MCA_mca_base_env_list as phantom found it */
     json_t *prior[2];      /* meta.json of NAME and NAME.min, if they exist: this replay is added */
@@ -446,6 +447,65 @@ static int recorded_partial(job *j)
     return rc;
 }
 
+/* ---- an incomplete recording: where ranks replayed together stop ------------------------ */
+
+/* Rank RANK's blocking collectives on MPI_COMM_WORLD: how many (*n), and
+ * the index of the event after the NTH (1-based; UINT64_MAX without one)
+ * in *after.  1 if the stream is complete, 0 if not, -1 if unreadable. */
+static int world_collectives(ph_trace *t, uint32_t rank, uint64_t nth, uint64_t *n, uint64_t *after,
+                             ph_err *err)
+{
+    ph_rank_reader *r = ph_rank_open(t, rank, err);
+    if (!r)
+        return -1;
+    ph_event ev;
+    int rc;
+    *n = 0;
+    *after = UINT64_MAX;
+    while ((rc = ph_rank_next(r, &ev, err)) > 0)
+        if (ev.comm == 0 && ph_ops[ev.op].kind == PH_K_COLL && ++*n == nth)
+            *after = ev.seq + 1;
+    int complete = rc == 0 && ph_rank_complete(r);
+    ph_rank_close(r);
+    return rc < 0 ? -1 : complete;
+}
+
+/* A killed job, or one whose recorder stopped, leaves streams that end at
+ * different calls: ranks replayed together that each ran to the end of
+ * their own would leave a partner waiting in a call forever.  They stop
+ * together instead, after the last collective on MPI_COMM_WORLD that all
+ * of them recorded.  (A plan's stops already end them together.) */
+static int incomplete_cut(job *j)
+{
+    if (j->o->isolated || j->nprocs < 2 || j->stops)
+        return CLI_OK;
+    uint64_t fewest = UINT64_MAX, n, after;
+    uint32_t short_rank = UINT32_MAX;
+    ph_err err;
+    for (uint32_t p = 0; p < j->nprocs; p++) {
+        int complete = world_collectives(j->t, j->ranks[p], 0, &n, &after, &err);
+        if (complete < 0)
+            return cli_error("replay", "%s", err.msg);
+        if (!complete && short_rank == UINT32_MAX)
+            short_rank = j->ranks[p];
+        fewest = n < fewest ? n : fewest;
+    }
+    if (short_rank == UINT32_MAX)
+        return CLI_OK;
+    if (fewest == 0)
+        return cli_error("replay", "%s: rank %u's stream ends before the recorded run did, and the ranks "
+                                   "replayed together share no collective on MPI_COMM_WORLD to stop at: "
+                                   "replay them with --isolated", j->o->trace, short_rank);
+    for (uint32_t p = 0; p < j->nprocs; p++)
+        if (world_collectives(j->t, j->ranks[p], fewest, &n, &j->stop[p], &err) < 0)
+            return cli_error("replay", "%s", err.msg);
+    j->stops = j->cut = 1;
+    fprintf(stderr, "phantom replay: %s: rank %u's stream ends before the recorded run did: the ranks "
+                    "replayed together stop after collective %llu on MPI_COMM_WORLD, the last all of "
+                    "them recorded\n", j->o->trace, short_rank, (unsigned long long)fewest);
+    return CLI_OK;
+}
+
 /* ---- directories ---------------------------------------------------------------------- */
 
 static int make_dir(const char *p)
@@ -610,7 +670,8 @@ static int replay_env(job *j, uint32_t run, argv_buf *env)
                            {"PHANTOM_REPLAY_MODE", j->o->isolated ? "isolated" : "subgroup"},
                            {"PHANTOM_REPLAY_OUT", j->run_dirs[run]},
                            {"PHANTOM_REPLAY_UNITS", j->o->units ? j->o->units : "auto"},
-                           {"PHANTOM_REPLAY_STOP", j->stops ? stops : NULL}};
+                           {"PHANTOM_REPLAY_STOP", j->stops ? stops : NULL},
+                           {"PHANTOM_REPLAY_STOP_IS_END", j->cut ? "1" : NULL}};
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
         if (!kv[i][1])
             continue;
@@ -839,7 +900,7 @@ static json_t *rank_json(const job *j, uint32_t p, const rep_rank_result *r)
 {
     uint32_t nruns = j->o->repeat;
     const int64_t *lp = &j->loop[3 * p];
-    json_t *runs = json_array(), *loop = j->stop[p] == UINT64_MAX ? json_null()
+    json_t *runs = json_array(), *loop = j->stop[p] == UINT64_MAX || j->cut ? json_null()
         : json_pack("{s:I, s:I, s:I, s:I}", "start", (json_int_t)lp[0], "period", (json_int_t)lp[1],
                     "iterations_replayed", (json_int_t)j->iter_replayed, "iterations", (json_int_t)lp[2]);
     for (uint32_t i = 0; i < nruns; i++)
@@ -1076,6 +1137,8 @@ static int run(int argc, char **argv)
         rc = plan_stops(&j);
     if (rc == CLI_OK)
         rc = recorded_partial(&j);
+    if (rc == CLI_OK)
+        rc = incomplete_cut(&j);
     if (rc == CLI_OK && !(j.lib = cli_find_program("replay", "PHANTOM_REPLAY_PRELOAD",
                                                    "replay/.libs/libpmpi-replay.so",
                                                    PKGLIBDIR "/libpmpi-replay.so")))

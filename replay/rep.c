@@ -270,7 +270,7 @@ static void __attribute__((noreturn)) stop_here(const ph_call *c, int how)
 {
     if (how == 2)
         rep_out_event(c->t_entry, c->t_entry); /* the unit before this call is the last one */
-    rep_out_close(how);
+    rep_out_close(how == 2 && rep.stop_is_end ? 3 : how);
     rep.active = 0;
     fflush(NULL);
     PMPI_Finalize();
@@ -392,6 +392,7 @@ static void setup(ph_call *c)
     if (!rep.evr)
         rep_die("%s", err.msg);
     open_log();
+    rep.stop_is_end = stop && env("PHANTOM_REPLAY_STOP_IS_END", 0);
     if (stop) { /* one event index per listed rank, in list order */
         const char *p = stop;
         for (int i = 0; i <= rep.me && p; i++, p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)

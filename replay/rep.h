@@ -130,6 +130,7 @@ typedef struct rep_state {
     ph_event ev;        /* the recorded event of the current call */
     uint64_t k;         /* its index; events replayed so far after ph_post */
     uint64_t stop_at;   /* partial replay: stop on reaching this event (UINT64_MAX: never) */
+    int stop_is_end;    /* there, where an incomplete recording lets ranks end together */
     const char *trace_dir;
     MPI_Comm world_carrier, create_base;
     MPI_Group base_group;

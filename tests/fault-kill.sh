@@ -3,7 +3,8 @@
 # mpirun must end as it does without phantom (same exit code as a bare run of
 # the same program), and the flushed part of the trace must stay readable:
 # `phantom stats` works, the killed rank has events, and phantom says that its
-# stream is incomplete.
+# stream is incomplete.  Replayed together, the ranks must stop at the same
+# collective, not hang.
 . "${top_srcdir:-$(dirname "$0")/..}/tests/lib.sh"
 need mpirun
 need python3
@@ -16,7 +17,7 @@ mpirun_n 2 "$prog" "$@" > "$WORK/bare.out" 2> "$WORK/bare.err" || brc=$?
 [ $brc -ne 0 ] || fail "bare run: the killed job exited 0"
 
 rc=0
-PHANTOM_FLUSH_SECS=1 timeout 300 "$PHANTOM" record -o "$WORK/trace" -- \
+PHANTOM_FLUSH_SECS=1 timeout 300 "$PHANTOM" record --log -o "$WORK/trace" -- \
   mpirun --oversubscribe -np 2 "$prog" "$@" > "$WORK/rec.out" 2> "$WORK/rec.err" || rc=$?
 [ $rc -eq $brc ] || fail "recorded run exited $rc, the bare run $brc: $(cat "$WORK/rec.err")"
 grep -q 'rank 1 .*signal 9' "$WORK/rec.err" || fail "mpirun did not report rank 1 killed: $(cat "$WORK/rec.err")"
@@ -60,4 +61,42 @@ if ops[0] != 'MPI_Init' or 'MPI_Finalize' in ops:
 idx = [e.get('seq', e.get('index')) for e in ev[1]]
 if idx != list(range(n)):
     sys.exit('rank 1: event indices are not 0..n-1')
+EOF
+
+# Replayed together, the ranks stop after the last collective on
+# MPI_COMM_WORLD that both recorded.  (Each used to run to the end of its
+# own stream, and the one whose stream ends later waited in an Allreduce for
+# the other forever.)
+rc=0
+timeout 120 "$PHANTOM" replay "$WORK/trace" --ranks 0-1 --name together --launcher "mpirun --oversubscribe" \
+  -- "$prog" "$@" > "$WORK/rep.out" 2> "$WORK/rep.err" || rc=$?
+[ $rc -eq 0 ] || fail "replaying both ranks of the killed job exited $rc: $(cat "$WORK/rep.err")"
+"$PHANTOM" dump "$WORK/trace/replay/together" --json > "$WORK/rep.jsonl" 2> "$WORK/rep-dump.err" ||
+  fail "dump of the replay: $(cat "$WORK/rep-dump.err")"
+[ "$(grep -c 'no end record (the recording it replays ends here)' "$WORK/rep-dump.err")" -eq 2 ] ||
+  fail "the replay's streams do not say that the recording ends: $(cat "$WORK/rep-dump.err")"
+python3 - "$WORK/dump.jsonl" "$WORK/rep.jsonl" "$WORK/rep.err" <<'EOF' || fail "the ranks replayed together stop in the wrong places"
+import json, sys
+COLL = {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
+        "MPI_Scatter", "MPI_Alltoall", "MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter_block"}
+def per_rank(path):
+    ev = {0: [], 1: []}
+    for line in open(path):
+        e = json.loads(line)
+        if "op" in e:
+            ev[e["rank"]].append(e)
+    return ev
+rec, rep = per_rank(sys.argv[1]), per_rank(sys.argv[2])
+world = {r: [e["seq"] for e in es if e["op"] in COLL and e.get("comm") == 0] for r, es in rec.items()}
+m = min(len(w) for w in world.values())
+for r in (0, 1):
+    # the events up to and with collective m, and the call it stops at,
+    # whose computation before it the replay measured
+    want = world[r][m - 1] + 2
+    print(f"rank {r}: {len(rec[r])} events recorded, {len(world[r])} world collectives; "
+          f"replayed {len(rep[r])}, to the call after collective {m}: {want}")
+    if len(rep[r]) != want or [e["op"] for e in rep[r]] != [e["op"] for e in rec[r][:want]]:
+        sys.exit(f"rank {r}: replayed {len(rep[r])} events")
+if f"stop after collective {m} on MPI_COMM_WORLD" not in open(sys.argv[3]).read():
+    sys.exit("phantom replay did not say where the ranks stop")
 EOF
