@@ -641,15 +641,29 @@ static int print_json(const report *r)
     return rc == 0 ? CLI_OK : CLI_ERR;
 }
 
-/* A deadlock: one line per stuck rank, then failure. */
+static int is_stuck(const simmpi_result *res, uint32_t rank)
+{
+    for (uint32_t i = 0; i < res->nstuck; i++)
+        if (res->stuck[i].rank == rank)
+            return 1;
+    return 0;
+}
+
+/* A deadlock: one line per stuck rank, then failure.  In a recording that
+ * ends early (a killed job) ranks wait on ones whose streams stopped,
+ * which is not the program's deadlock: the lines say so. */
 static int report_stuck(const report *r)
 {
+    char why[96] = "deadlock";
+    for (uint32_t i = 0; i < r->res->nranks && !strcmp(why, "deadlock"); i++)
+        if (!r->res->ranks[i].complete && !is_stuck(r->res, i))
+            snprintf(why, sizeof why, "the recording ends early (rank %u's stream has no end record)", i);
     for (uint32_t i = 0; i < r->res->nstuck; i++) {
         const simmpi_stuck *s = &r->res->stuck[i];
         char where[512], t[32];
         cli_site_label(r->t, s->site, where, sizeof where);
-        fprintf(stderr, "phantom predict: %s: deadlock: rank %u blocked in %s at %s since %s, %s\n",
-                ph_trace_dir(r->t), s->rank, ph_op(s->op) ? ph_op(s->op)->name : "?", where,
+        fprintf(stderr, "phantom predict: %s: %s: rank %u blocked in %s at %s since %s, %s\n",
+                ph_trace_dir(r->t), why, s->rank, ph_op(s->op) ? ph_op(s->op)->name : "?", where,
                 simmpi_fmt_time(s->since, t, sizeof t), s->what);
     }
     return CLI_ERR;
