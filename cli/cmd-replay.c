@@ -447,63 +447,122 @@ static int recorded_partial(job *j)
     return rc;
 }
 
-/* ---- an incomplete recording: where ranks replayed together stop ------------------------ */
+/* ---- an incomplete recording: where its ranks stop ------------------------------------- */
 
-/* Rank RANK's blocking collectives on MPI_COMM_WORLD: how many (*n), and
- * the index of the event after the NTH (1-based; UINT64_MAX without one)
- * in *after.  1 if the stream is complete, 0 if not, -1 if unreadable. */
-static int world_collectives(ph_trace *t, uint32_t rank, uint64_t nth, uint64_t *n, uint64_t *after,
-                             ph_err *err)
+/* The events of a rank's incomplete recording whose message-log records
+ * are all there: records come in event order, and a killed job loses the
+ * log's last block (four times the events' block, so it ends sooner), so
+ * they are those before the last event with records.  A rank without a
+ * readable log is left to the replay to report. */
+static uint64_t log_covers(ph_trace *t, uint32_t rank)
+{
+    ph_err err;
+    ph_log_reader *r = ph_log_open(t, rank, &err);
+    if (!r)
+        return UINT64_MAX;
+    ph_log_record rec;
+    uint64_t last = 0;
+    while (ph_log_next(r, &rec, &err) > 0)
+        last = rec.event;
+    ph_log_close(r);
+    return last;
+}
+
+/* Rank RANK's blocking collectives on MPI_COMM_WORLD whose event and the
+ * one after it are before LIMIT: how many (*n), and the index of the event
+ * after the NTH (1-based; UINT64_MAX without one) in *after; the stream's
+ * length in *events.  1 if the stream is complete, 0 if not, -1 if
+ * unreadable. */
+static int world_collectives(ph_trace *t, uint32_t rank, uint64_t nth, uint64_t limit, uint64_t *n,
+                             uint64_t *after, uint64_t *events, ph_err *err)
 {
     ph_rank_reader *r = ph_rank_open(t, rank, err);
     if (!r)
         return -1;
     ph_event ev;
     int rc;
-    *n = 0;
+    *n = *events = 0;
     *after = UINT64_MAX;
-    while ((rc = ph_rank_next(r, &ev, err)) > 0)
-        if (ev.comm == 0 && ph_ops[ev.op].kind == PH_K_COLL && ++*n == nth)
+    while ((rc = ph_rank_next(r, &ev, err)) > 0) {
+        ++*events;
+        if (ev.comm == 0 && ph_ops[ev.op].kind == PH_K_COLL && ev.seq + 1 < limit && ++*n == nth)
             *after = ev.seq + 1;
+    }
     int complete = rc == 0 && ph_rank_complete(r);
     ph_rank_close(r);
     return rc < 0 ? -1 : complete;
 }
 
-/* A killed job, or one whose recorder stopped, leaves streams that end at
- * different calls: ranks replayed together that each ran to the end of
- * their own would leave a partner waiting in a call forever.  They stop
- * together instead, after the last collective on MPI_COMM_WORLD that all
- * of them recorded.  (A plan's stops already end them together.) */
-static int incomplete_cut(job *j)
+/* Ranks replayed together that each ran to the end of their own stream
+ * would leave a partner waiting in a call forever: they stop together,
+ * after the last collective on MPI_COMM_WORLD that all of them recorded
+ * with its log records.  COVERED: per process, the events its log holds. */
+static int stop_together(job *j, const uint64_t *covered, uint32_t short_rank)
 {
-    if (j->o->isolated || j->nprocs < 2 || j->stops)
-        return CLI_OK;
-    uint64_t fewest = UINT64_MAX, n, after;
-    uint32_t short_rank = UINT32_MAX;
+    uint64_t fewest = UINT64_MAX, n, after, events;
     ph_err err;
     for (uint32_t p = 0; p < j->nprocs; p++) {
-        int complete = world_collectives(j->t, j->ranks[p], 0, &n, &after, &err);
-        if (complete < 0)
+        if (world_collectives(j->t, j->ranks[p], 0, covered[p], &n, &after, &events, &err) < 0)
             return cli_error("replay", "%s", err.msg);
-        if (!complete && short_rank == UINT32_MAX)
-            short_rank = j->ranks[p];
         fewest = n < fewest ? n : fewest;
     }
-    if (short_rank == UINT32_MAX)
-        return CLI_OK;
     if (fewest == 0)
-        return cli_error("replay", "%s: rank %u's stream ends before the recorded run did, and the ranks "
-                                   "replayed together share no collective on MPI_COMM_WORLD to stop at: "
-                                   "replay them with --isolated", j->o->trace, short_rank);
+        return cli_error("replay", "%s: rank %u's recording ends before the run did, and the ranks replayed "
+                                   "together share no collective on MPI_COMM_WORLD that their recordings "
+                                   "hold whole, to stop at: replay them with --isolated",
+                         j->o->trace, short_rank);
     for (uint32_t p = 0; p < j->nprocs; p++)
-        if (world_collectives(j->t, j->ranks[p], fewest, &n, &j->stop[p], &err) < 0)
+        if (world_collectives(j->t, j->ranks[p], fewest, covered[p], &n, &j->stop[p], &events, &err) < 0)
             return cli_error("replay", "%s", err.msg);
-    j->stops = j->cut = 1;
-    fprintf(stderr, "phantom replay: %s: rank %u's stream ends before the recorded run did: the ranks "
-                    "replayed together stop after collective %llu on MPI_COMM_WORLD, the last all of "
-                    "them recorded\n", j->o->trace, short_rank, (unsigned long long)fewest);
+    fprintf(stderr, "phantom replay: %s: rank %u's recording ends before the run did: the ranks replayed "
+                    "together stop after collective %llu on MPI_COMM_WORLD, the last all of them recorded "
+                    "whole\n", j->o->trace, short_rank, (unsigned long long)fewest);
     return CLI_OK;
+}
+
+/* A killed job, or one whose recorder stopped, leaves each rank's stream
+ * ending at a different call, and its message log sooner.  A rank replayed
+ * alone stops where its log does (past it, a receive has no data and a
+ * clock read gets the real clock); ranks replayed together stop at a
+ * collective (stop_together).  A plan's stops already end them so. */
+static int incomplete_ends(job *j)
+{
+    if (j->stops)
+        return CLI_OK;
+    uint64_t *covered = calloc(j->nprocs, sizeof *covered), *events = calloc(j->nprocs, sizeof *events);
+    uint64_t n, after;
+    uint32_t short_rank = UINT32_MAX;
+    ph_err err;
+    int rc = covered && events ? CLI_OK : cli_error("replay", "out of memory");
+    for (uint32_t p = 0; rc == CLI_OK && p < j->nprocs; p++) {
+        int complete = world_collectives(j->t, j->ranks[p], 0, UINT64_MAX, &n, &after, &events[p], &err);
+        if (complete < 0)
+            rc = cli_error("replay", "%s", err.msg);
+        covered[p] = complete ? UINT64_MAX : log_covers(j->t, j->ranks[p]);
+        if (!complete && short_rank == UINT32_MAX)
+            short_rank = j->ranks[p];
+    }
+    if (rc == CLI_OK && short_rank != UINT32_MAX && !j->o->isolated && j->nprocs > 1) {
+        rc = stop_together(j, covered, short_rank);
+        j->stops = j->cut = rc == CLI_OK;
+    }
+    for (uint32_t p = 0; rc == CLI_OK && (j->o->isolated || j->nprocs == 1) && p < j->nprocs; p++) {
+        if (covered[p] == UINT64_MAX || covered[p] >= events[p])
+            continue;
+        if (covered[p] < 2) {
+            rc = cli_error("replay", "%s: rank %u's message log holds no whole event to replay",
+                           j->o->trace, j->ranks[p]);
+            break;
+        }
+        j->stop[p] = covered[p] - 1;
+        j->stops = j->cut = 1;
+        fprintf(stderr, "phantom replay: %s: rank %u's recording ends before the run did, and its message "
+                        "log sooner: it stops at event %llu of %llu, where the log does\n", j->o->trace,
+                j->ranks[p], (unsigned long long)j->stop[p], (unsigned long long)events[p]);
+    }
+    free(covered);
+    free(events);
+    return rc;
 }
 
 /* ---- directories ---------------------------------------------------------------------- */
@@ -1138,7 +1197,7 @@ static int run(int argc, char **argv)
     if (rc == CLI_OK)
         rc = recorded_partial(&j);
     if (rc == CLI_OK)
-        rc = incomplete_cut(&j);
+        rc = incomplete_ends(&j);
     if (rc == CLI_OK && !(j.lib = cli_find_program("replay", "PHANTOM_REPLAY_PRELOAD",
                                                    "replay/.libs/libpmpi-replay.so",
                                                    PKGLIBDIR "/libpmpi-replay.so")))

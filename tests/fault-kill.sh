@@ -64,41 +64,99 @@ if idx != list(range(n)):
 EOF
 
 # Replayed together, the ranks stop after the last collective on
-# MPI_COMM_WORLD that both recorded.  (Each used to run to the end of its
-# own stream, and the one whose stream ends later waited in an Allreduce for
-# the other forever.)
+# MPI_COMM_WORLD that both recorded with their message log's records: each
+# used to run to the end of its own stream, and the one whose stream ends
+# later waited in an Allreduce for the other forever; past the log's end
+# (its blocks are bigger, so it ends sooner) the clock reads got the real
+# clock, and rank 1 killed itself again.  Alone, a rank stops where its
+# log ends (past it a receive had no data and the replay failed).  Where
+# each log ends is read here apart from phantom: the complete zstd frames
+# (tests/zstd_frames.py), decompressed by zstd(1), record by record.
 rc=0
 timeout 120 "$PHANTOM" replay "$WORK/trace" --ranks 0-1 --name together --launcher "mpirun --oversubscribe" \
   -- "$prog" "$@" > "$WORK/rep.out" 2> "$WORK/rep.err" || rc=$?
-[ $rc -eq 0 ] || fail "replaying both ranks of the killed job exited $rc: $(cat "$WORK/rep.err")"
-"$PHANTOM" dump "$WORK/trace/replay/together" --json > "$WORK/rep.jsonl" 2> "$WORK/rep-dump.err" ||
-  fail "dump of the replay: $(cat "$WORK/rep-dump.err")"
-[ "$(grep -c 'no end record (the recording it replays ends here)' "$WORK/rep-dump.err")" -eq 2 ] ||
-  fail "the replay's streams do not say that the recording ends: $(cat "$WORK/rep-dump.err")"
-python3 - "$WORK/dump.jsonl" "$WORK/rep.jsonl" "$WORK/rep.err" <<'EOF' || fail "the ranks replayed together stop in the wrong places"
-import json, sys
+together_rc=$rc
+rc=0
+timeout 120 "$PHANTOM" replay "$WORK/trace" --ranks 1 --isolated --name alone -- "$prog" "$@" \
+  > "$WORK/alone.out" 2> "$WORK/alone.err" || rc=$?
+[ $rc -eq 0 ] || fail "replaying the killed rank alone exited $rc: $(cat "$WORK/alone.err")"
+for name in together alone; do
+  only=; [ $name = together ] || only="--rank 1"
+  [ $name = alone ] || [ $together_rc -eq 0 ] || continue # refused, checked below
+  # shellcheck disable=SC2086 # the option is words
+  "$PHANTOM" dump "$WORK/trace/replay/$name" --json $only > "$WORK/$name.jsonl" 2> "$WORK/$name-dump.err" ||
+    fail "dump of the replay: $(cat "$WORK/$name-dump.err")"
+  grep -q 'no end record (the recording it replays ends here)' "$WORK/$name-dump.err" ||
+    fail "the replay's streams do not say that the recording ends: $(cat "$WORK/$name-dump.err")"
+done
+python3 - "$WORK" "$top_srcdir/tests" "$together_rc" <<'EOF' || fail "the replayed ranks stop in the wrong places"
+import json, subprocess, sys
+work = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+import zstd_frames
 COLL = {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Allgather",
         "MPI_Scatter", "MPI_Alltoall", "MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter_block"}
 def per_rank(path):
-    ev = {0: [], 1: []}
+    ev = {}
     for line in open(path):
         e = json.loads(line)
         if "op" in e:
-            ev[e["rank"]].append(e)
+            ev.setdefault(e["rank"], []).append(e)
     return ev
-rec, rep = per_rank(sys.argv[1]), per_rank(sys.argv[2])
-world = {r: [e["seq"] for e in es if e["op"] in COLL and e.get("comm") == 0] for r, es in rec.items()}
+def uv(b, p):
+    v = s = 0
+    while True:
+        v |= (b[p] & 0x7f) << s
+        s += 7
+        p += 1
+        if b[p - 1] < 0x80:
+            return v, p
+def log_last_event(path):
+    """The event of the log's last record: records are (uv event, uv slot, uv len, bytes)."""
+    data, last = open(path, "rb").read(), 0
+    for start, end, _, complete in zstd_frames.frames(data):
+        if not complete:
+            break
+        raw = subprocess.run(["zstd", "-dcq"], input=data[start:end], capture_output=True, check=True).stdout
+        p = 0
+        while p < len(raw):
+            last, p = uv(raw, p)
+            _, p = uv(raw, p)
+            n, p = uv(raw, p)
+            p += n
+    return last
+rec = per_rank(f"{work}/dump.jsonl")
+covered = {r: log_last_event(f"{work}/trace/rank-{r:06d}.log") for r in (0, 1)}
+# together: collectives whose event and the one after it the log covers
+world = {r: [e["seq"] for e in rec[r] if e["op"] in COLL and e.get("comm") == 0 and e["seq"] + 1 < covered[r]]
+         for r in (0, 1)}
 m = min(len(w) for w in world.values())
-for r in (0, 1):
+# A log that ends before the first collective (a host so slow that its
+# first flush came sooner) leaves nothing to stop at together: refused.
+if m == 0 and sys.argv[3] != "0" and "share no collective on MPI_COMM_WORLD that their recordings hold whole" \
+        in open(f"{work}/rep.err").read():
+    print(f"logs cover {covered}: no collective in them; replaying together refused")
+elif sys.argv[3] != "0":
+    sys.exit("replaying both ranks exited " + sys.argv[3] + ": " + open(f"{work}/rep.err").read())
+rep = per_rank(f"{work}/together.jsonl") if m else {}
+for r in (0, 1) if m else ():
     # the events up to and with collective m, and the call it stops at,
     # whose computation before it the replay measured
     want = world[r][m - 1] + 2
-    print(f"rank {r}: {len(rec[r])} events recorded, {len(world[r])} world collectives; "
-          f"replayed {len(rep[r])}, to the call after collective {m}: {want}")
+    print(f"rank {r}: {len(rec[r])} events recorded, its log covers {covered[r]}, {len(world[r])} world "
+          f"collectives in them; together replayed {len(rep[r])}, to the call after collective {m}: {want}")
     if len(rep[r]) != want or [e["op"] for e in rep[r]] != [e["op"] for e in rec[r][:want]]:
-        sys.exit(f"rank {r}: replayed {len(rep[r])} events")
-if f"stop after collective {m} on MPI_COMM_WORLD" not in open(sys.argv[3]).read():
+        sys.exit(f"rank {r}: replayed {len(rep[r])} events together")
+if m and f"stop after collective {m} on MPI_COMM_WORLD" not in open(f"{work}/rep.err").read():
     sys.exit("phantom replay did not say where the ranks stop")
+# alone: rank 1 to the event where its log ends (with it), or its stream's end
+alone = per_rank(f"{work}/alone.jsonl")[1]
+want = covered[1] if covered[1] < len(rec[1]) else len(rec[1])
+print(f"rank 1 alone: replayed {len(alone)} events, want {want}")
+if len(alone) != want or [e["op"] for e in alone] != [e["op"] for e in rec[1][:want]]:
+    sys.exit(f"rank 1: replayed {len(alone)} events alone")
+if want < len(rec[1]) and f"it stops at event {want - 1} of {len(rec[1])}" not in open(f"{work}/alone.err").read():
+    sys.exit("phantom replay did not say where rank 1 stops alone")
 EOF
 
 # phantom predict says that the recording ends early, not that the program
