@@ -241,7 +241,7 @@ static const ph_counter *first_counted(const job *j, int (*wanted)(const char *n
         const ph_counter *c;
         size_t nc;
         if (ph_trace_counters(j->t, j->ranks[p], &c, &nc) < 0)
-            continue; /* no counts (an incomplete stream): nothing to say */
+            continue; /* unreadable: said later (incomplete_ends, the replay) */
         for (size_t i = 0; i < nc; i++)
             if (wanted(c[i].name)) {
                 *rank = j->ranks[p];
@@ -471,8 +471,7 @@ static uint64_t log_covers(ph_trace *t, uint32_t rank)
 /* Rank RANK's blocking collectives on MPI_COMM_WORLD whose event and the
  * one after it are before LIMIT: how many (*n), and the index of the event
  * after the NTH (1-based; UINT64_MAX without one) in *after; the stream's
- * length in *events.  1 if the stream is complete, 0 if not, -1 if
- * unreadable. */
+ * length in *events.  0, or -1 if unreadable. */
 static int world_collectives(ph_trace *t, uint32_t rank, uint64_t nth, uint64_t limit, uint64_t *n,
                              uint64_t *after, uint64_t *events, ph_err *err)
 {
@@ -488,9 +487,8 @@ static int world_collectives(ph_trace *t, uint32_t rank, uint64_t nth, uint64_t 
         if (ev.comm == 0 && ph_ops[ev.op].kind == PH_K_COLL && ev.seq + 1 < limit && ++*n == nth)
             *after = ev.seq + 1;
     }
-    int complete = rc == 0 && ph_rank_complete(r);
     ph_rank_close(r);
-    return rc < 0 ? -1 : complete;
+    return rc < 0 ? -1 : 0;
 }
 
 /* Ranks replayed together that each ran to the end of their own stream
@@ -535,11 +533,16 @@ static int incomplete_ends(job *j)
     ph_err err;
     int rc = covered && events ? CLI_OK : cli_error("replay", "out of memory");
     for (uint32_t p = 0; rc == CLI_OK && p < j->nprocs; p++) {
-        int complete = world_collectives(j->t, j->ranks[p], 0, UINT64_MAX, &n, &after, &events[p], &err);
-        if (complete < 0)
+        covered[p] = UINT64_MAX;
+        if (ph_trace_rank_complete(j->t, j->ranks[p]) == 1) /* the check_* pass's, no second read */
+            continue;
+        /* incomplete (or unreadable: this read says why) */
+        if (world_collectives(j->t, j->ranks[p], 0, UINT64_MAX, &n, &after, &events[p], &err) < 0) {
             rc = cli_error("replay", "%s", err.msg);
-        covered[p] = complete ? UINT64_MAX : log_covers(j->t, j->ranks[p]);
-        if (!complete && short_rank == UINT32_MAX)
+            break;
+        }
+        covered[p] = log_covers(j->t, j->ranks[p]);
+        if (short_rank == UINT32_MAX)
             short_rank = j->ranks[p];
     }
     if (rc == CLI_OK && short_rank != UINT32_MAX && !j->o->isolated && j->nprocs > 1) {

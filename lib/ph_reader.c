@@ -352,6 +352,14 @@ typedef struct counters {
     size_t n;
 } counters;
 
+/* What only the end of a rank's stream tells: its counters, and whether
+ * it ends with END.  Read once, on demand. */
+typedef struct rank_end {
+    counters counts;
+    int scanned;  /* the stream was read to its end */
+    int complete;
+} rank_end;
+
 struct ph_trace {
     char *dir;
     json_t *meta;
@@ -363,7 +371,7 @@ struct ph_trace {
     ph_site_info *sites;
     uint32_t nsites;
     gid_map site_ids;
-    counters *counters; /* per rank, filled on demand */
+    rank_end *ends;     /* per rank, filled on demand */
     char **strings;     /* formatted meta values */
     size_t nstrings;
 };
@@ -1462,9 +1470,9 @@ ph_trace *ph_trace_open(const char *dir, ph_err *err)
         t->flags |= PH_FLAG_LOG;
     if (json_string_value(json_object_get(mode, "log_ranks")))
         t->flags |= PH_FLAG_SUBGROUP;
-    t->counters = calloc(t->nranks, sizeof *t->counters);
+    t->ends = calloc(t->nranks, sizeof *t->ends);
     int32_t *world = malloc(t->nranks * sizeof *world);
-    if (!t->counters || !world) {
+    if (!t->ends || !world) {
         free(world);
         ph_err_set(err, "out of memory");
         goto fail;
@@ -1520,10 +1528,10 @@ void ph_trace_close(ph_trace *t)
     free(t->comm_ids.id);
     free(t->site_ids.gid);
     free(t->site_ids.id);
-    if (t->counters)
+    if (t->ends)
         for (uint32_t i = 0; i < t->nranks; i++)
-            free_counters(&t->counters[i]);
-    free(t->counters);
+            free_counters(&t->ends[i].counts);
+    free(t->ends);
     for (size_t i = 0; i < t->nstrings; i++)
         free(t->strings[i]);
     free(t->strings);
@@ -1575,30 +1583,50 @@ const char *ph_trace_meta(const ph_trace *t, const char *key)
     return s;
 }
 
-int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t *n)
+/* Rank RANK's end, reading its stream through once if need be; NULL if
+ * it cannot be read (then the next call tries again). */
+static const rank_end *rank_end_of(ph_trace *t, uint32_t rank)
 {
     if (rank >= t->nranks)
-        return -1;
-    counters *c = &t->counters[rank];
-    if (!c->c) {
+        return NULL;
+    rank_end *e = &t->ends[rank];
+    if (!e->scanned) {
         ph_err err;
         ph_rank_reader *r = ph_rank_open(t, rank, &err);
         if (!r)
-            return -1;
+            return NULL;
         ph_event ev;
         int rc;
         while ((rc = ph_rank_next(r, &ev, &err)) > 0)
             ;
-        *c = r->counts;
-        r->counts.c = NULL;
-        r->counts.n = 0;
+        if (rc == 0) {
+            e->counts = r->counts;
+            r->counts.c = NULL;
+            r->counts.n = 0;
+            e->complete = ph_rank_complete(r);
+            e->scanned = 1;
+        }
         ph_rank_close(r);
         if (rc < 0)
-            return -1;
+            return NULL;
     }
-    *out = c->c;
-    *n = c->n;
+    return e;
+}
+
+int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t *n)
+{
+    const rank_end *e = rank_end_of(t, rank);
+    if (!e)
+        return -1;
+    *out = e->counts.c;
+    *n = e->counts.n;
     return 0;
+}
+
+int ph_trace_rank_complete(ph_trace *t, uint32_t rank)
+{
+    const rank_end *e = rank_end_of(t, rank);
+    return e ? e->complete : -1;
 }
 
 /* ---- message log ------------------------------------------------------------------ */

@@ -270,6 +270,9 @@ const ph_site_info *ph_trace_site(const ph_trace *t, uint32_t id);
 /* Per-rank call counts of counted-only and unknown functions. */
 typedef struct ph_counter { const char *name; uint64_t calls; int unknown; } ph_counter;
 int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t *n);
+/* Whether rank RANK's stream ends with END (1) or not (0); -1 if it cannot
+ * be read.  Shares ph_trace_counters' one pass over the stream. */
+int ph_trace_rank_complete(ph_trace *t, uint32_t rank);
 
 ph_rank_reader *ph_rank_open(ph_trace *t, uint32_t rank, ph_err *err);
 /* 1: an event; 0: end of stream; -1: error (err names file and offset). */
