@@ -641,23 +641,19 @@ static int print_json(const report *r)
     return rc == 0 ? CLI_OK : CLI_ERR;
 }
 
-static int is_stuck(const simmpi_result *res, uint32_t rank)
-{
-    for (uint32_t i = 0; i < res->nstuck; i++)
-        if (res->stuck[i].rank == rank)
-            return 1;
-    return 0;
-}
-
 /* A deadlock: one line per stuck rank, then failure.  In a recording that
  * ends early (a killed job) ranks wait on ones whose streams stopped,
  * which is not the program's deadlock: the lines say so. */
 static int report_stuck(const report *r)
 {
     char why[96] = "deadlock";
-    for (uint32_t i = 0; i < r->res->nranks && !strcmp(why, "deadlock"); i++)
-        if (!r->res->ranks[i].complete && !is_stuck(r->res, i))
+    uint8_t *stuck = calloc(r->res->nranks, 1); /* a deadlock can hold every rank of millions */
+    for (uint32_t i = 0; stuck && i < r->res->nstuck; i++)
+        stuck[r->res->stuck[i].rank] = 1;
+    for (uint32_t i = 0; stuck && i < r->res->nranks && !strcmp(why, "deadlock"); i++)
+        if (!r->res->ranks[i].complete && !stuck[i])
             snprintf(why, sizeof why, "the recording ends early (rank %u's stream has no end record)", i);
+    free(stuck);
     for (uint32_t i = 0; i < r->res->nstuck; i++) {
         const simmpi_stuck *s = &r->res->stuck[i];
         char where[512], t[32];
