@@ -27,6 +27,14 @@ int64_t ph_time_now(void)
     return (int64_t)ts.tv_sec;
 }
 
+uint64_t ph_mpi_type_bytes(MPI_Datatype t)
+{
+    MPI_Count size = 0;
+    if (t == MPI_DATATYPE_NULL || PMPI_Type_size_x(t, &size) != MPI_SUCCESS || size < 0)
+        return 0;
+    return (uint64_t)size;
+}
+
 static void *slot(int i, size_t bytes)
 {
     if (bytes > scratch[i].cap) {

@@ -117,6 +117,11 @@ int64_t ph_time_now(void);
  * there. */
 int ph_preload_forget(const void *addr);
 
+/* Bytes of data in one element of T, 0 for MPI_DATATYPE_NULL.  64-bit
+ * (MPI_Type_size_x): a derived type may hold more than 2 GiB, where
+ * MPI_Type_size answers MPI_UNDEFINED. */
+uint64_t ph_mpi_type_bytes(MPI_Datatype t);
+
 /* Shared helpers (lib/ph_call.c).  Arrays live in grow-only thread-local
  * scratch, valid until the same thread's next MPI call. */
 MPI_Request *ph_copy_requests(ph_call *c, const MPI_Request *reqs, int n);

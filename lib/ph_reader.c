@@ -210,7 +210,8 @@ static int frames_next(frames *f, ph_err *err)
     unsigned long long rsize = csize ? ZSTD_getFrameContentSize(sl->buf, csize) : 0;
     if (!csize)
         goto out;
-    if (rsize == ZSTD_CONTENTSIZE_UNKNOWN || rsize == ZSTD_CONTENTSIZE_ERROR || rsize > PH_MAX_BLOCK) {
+    if (rsize == ZSTD_CONTENTSIZE_UNKNOWN || rsize == ZSTD_CONTENTSIZE_ERROR ||
+        (rsize > PH_MAX_BLOCK && rsize / PH_MAX_ZSTD_RATIO > csize) || rsize > SIZE_MAX / 2) {
         ph_err_set(err, "%s: offset %zu: corrupt frame header (block size)", f->path, f->off);
         goto out;
     }

@@ -104,6 +104,14 @@ static void emit(ph_stream *s, block *b)
     uint64_t before = atomic_load(&s->file_bytes);
     if (write_all(s, s->zbuf, n) < 0 && ftruncate(s->fd, (off_t)before) == 0)
         atomic_store(&s->file_bytes, before);
+    size_t usual = ZSTD_compressBound(s->o.block_size);
+    if (s->zcap > usual) { /* after a block of one large record, as size_block does */
+        uint8_t *z = realloc(s->zbuf, usual);
+        if (z) {
+            s->zbuf = z;
+            s->zcap = usual;
+        }
+    }
 }
 
 static void *writer_main(void *arg)
@@ -238,9 +246,15 @@ static int submit(ph_stream *s)
     return atomic_load(&s->failed) ? -1 : 0;
 }
 
-static int grow_block(ph_stream *s, block *b, size_t need)
+/* A block holds NEED bytes, and at least the block size.  A block grown for
+ * one large record goes back to the block size for the next: a reader holds
+ * whole blocks, and the recorder's memory should not stay at the largest
+ * message the rank ever received. */
+static int size_block(ph_stream *s, block *b, size_t need)
 {
-    if (need <= b->cap)
+    if (need < s->o.block_size)
+        need = s->o.block_size;
+    if (need == b->cap || (need < b->cap && b->cap == s->o.block_size))
         return 0;
     uint8_t *d = realloc(b->data, need);
     if (!d) {
@@ -257,7 +271,7 @@ uint8_t *ph_stream_reserve(ph_stream *s, size_t n)
     if (atomic_load_explicit(&s->failed, memory_order_relaxed))
         return NULL;
     block *b = &s->blocks[s->cur];
-    if (b->used && b->used + n <= b->cap)
+    if (b->used && b->used + n <= s->o.block_size) /* a grown block takes no more records */
         return b->data + b->used;
     if (b->used) { /* does not fit: this block is done */
         if (submit(s) < 0)
@@ -265,7 +279,7 @@ uint8_t *ph_stream_reserve(ph_stream *s, size_t n)
         b = &s->blocks[s->cur];
     }
     /* A new block: its header first; an oversize record makes the block grow. */
-    if (grow_block(s, b, PH_BLOCK_HEADER_MAX + n) < 0)
+    if (size_block(s, b, PH_BLOCK_HEADER_MAX + n) < 0)
         return NULL;
     if (s->o.block_start) {
         size_t h = s->o.block_start(s->o.ctx, b->data);

@@ -30,7 +30,13 @@ extern "C" {
 #define PH_HEADER_SIZE 32
 #define PH_MAGIC_EVT "PHTMEVT1"
 #define PH_MAGIC_LOG "PHTMLOG1"
-#define PH_MAX_BLOCK (64u << 20) /* a reader refuses larger blocks: corrupt */
+/* A reader refuses a larger block as corrupt, unless its frame is big
+ * enough to hold it: a block of one large record (a logged message) may be
+ * as large as the record.  zstd cannot make a frame smaller than 1/32,768
+ * of its content (a 128 KiB block takes at least 4 bytes), so a frame
+ * header that claims more is corrupt. */
+#define PH_MAX_BLOCK (64u << 20)
+#define PH_MAX_ZSTD_RATIO 32768u
 
 /* Header flags (also in meta.json "mode"). */
 #define PH_FLAG_LOG 0x1u      /* this rank was recorded with a message log   */

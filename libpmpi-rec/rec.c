@@ -160,9 +160,9 @@ static uint8_t *put_status(uint8_t *p, const MPI_Status *st, int valid)
         return ph_put_sv(p, PH_NO_RANK);
     p = ph_put_sv(p, norm_rank(st->MPI_SOURCE));
     p = ph_put_sv(p, st->MPI_TAG);
-    int n = 0;
+    MPI_Count n = 0; /* _x: more than 2 GiB would be MPI_UNDEFINED in an int */
     if (st->MPI_SOURCE != MPI_PROC_NULL)
-        PMPI_Get_count(st, MPI_BYTE, &n);
+        PMPI_Get_elements_x(st, MPI_BYTE, &n);
     return ph_put_uv(p, n == MPI_UNDEFINED || n < 0 ? 0 : (uint64_t)n);
 }
 
@@ -269,17 +269,12 @@ static uint8_t *put_bytes_vec(uint8_t *p, const int *counts, MPI_Datatype t,
     if (!counts)
         return ph_put_uv(p, 0);
     p = ph_put_uv(p, (uint64_t)n);
-    int size = 0;
+    uint64_t size = 0;
     if (!types && t != MPI_DATATYPE_NULL)
         size = rec_type_get(t)->size;
     for (int i = 0; i < n; i++) {
-        int s = size;
-        if (types) {
-            s = 0;
-            if (types[i] != MPI_DATATYPE_NULL)
-                PMPI_Type_size(types[i], &s);
-        }
-        p = ph_put_uv(p, (uint64_t)counts[i] * (uint64_t)s);
+        uint64_t s = types ? ph_mpi_type_bytes(types[i]) : size;
+        p = ph_put_uv(p, (uint64_t)counts[i] * s);
     }
     return p;
 }

@@ -39,7 +39,7 @@ typedef struct rec_comm {
 
 typedef struct rec_type {
     uint32_t local; /* local index; 0 = not yet defined (index 0 is "no type") */
-    int size;
+    uint64_t size;  /* bytes of data; 64-bit: a derived type can hold more than 2 GiB */
     int contiguous; /* data is `size` bytes at the buffer: memcpy is enough */
 } rec_type;
 
@@ -133,6 +133,9 @@ void rec_lock(void);
 void rec_unlock(void);
 /* Stop recording on this rank with one warning; the job goes on. */
 void rec_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Something the trace cannot hold: the events so far are sound, so the
+ * streams end with a NOTE saying WHY (no END record), then rec_fail(WHY). */
+void rec_stop(const char *why);
 
 /* rec_state.c */
 void rec_init(ph_call *c);

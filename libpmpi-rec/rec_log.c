@@ -5,6 +5,8 @@
  * (PHANTOM_LOG_RANKS) only data entering the set from outside is logged;
  * the matching order inside the set is already in the events' statuses.
  */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,13 +33,42 @@ static int world_of(MPI_Comm comm, int rank)
     return rank < k->size ? k->members[rank] : -1;
 }
 
+/* MPI_Pack takes an int size: more than 2 GiB goes in pieces of whole
+ * elements (log_regions has turned away elements of more). */
+static int pack_region(MPI_Comm comm, const region *rg, uint64_t size, uint8_t *out)
+{
+    MPI_Aint lb, extent;
+    PMPI_Type_get_extent(rg->type, &lb, &extent);
+    uint64_t per = INT_MAX / size, n = (uint64_t)rg->count;
+    for (uint64_t i = 0; i < n; i += per) {
+        int k = (int)(n - i < per ? n - i : per), pos = 0;
+        /* by address: the buffer may be MPI_BOTTOM */
+        const void *from = (const void *)((uintptr_t)rg->buf + (uintptr_t)((MPI_Aint)i * extent));
+        if (PMPI_Pack(from, k, rg->type, out + i * size, (int)((uint64_t)k * size), &pos, comm) != MPI_SUCCESS ||
+            (uint64_t)pos != (uint64_t)k * size)
+            return -1;
+    }
+    return 0;
+}
+
 /* Write one record holding the regions packed back to back. */
 static void log_regions(MPI_Comm comm, const region *rg, int n, uint32_t slot)
 {
     uint64_t total = 0;
-    for (int i = 0; i < n; i++)
-        if (rg[i].count > 0 && rg[i].type != MPI_DATATYPE_NULL)
-            total += (uint64_t)rg[i].count * (uint64_t)rec_type_get(rg[i].type)->size;
+    for (int i = 0; i < n; i++) {
+        if (rg[i].count <= 0 || rg[i].type == MPI_DATATYPE_NULL)
+            continue;
+        const rec_type *t = rec_type_get(rg[i].type);
+        if (!t->contiguous && t->size > INT_MAX) {
+            char why[200];
+            snprintf(why, sizeof why, "a received message has elements of %llu bytes in a non-contiguous "
+                     "datatype, which MPI_Pack cannot put in the message log (2 GiB at most)",
+                     (unsigned long long)t->size);
+            rec_stop(why);
+            return;
+        }
+        total += (uint64_t)rg[i].count * t->size;
+    }
     uint8_t *p0 = ph_stream_reserve(rec.log, total + 32), *p = p0;
     if (!p) {
         rec_fail("%s", ph_stream_error(rec.log) ? ph_stream_error(rec.log) : "cannot write the message log");
@@ -53,13 +84,9 @@ static void log_regions(MPI_Comm comm, const region *rg, int n, uint32_t slot)
         size_t bytes = (size_t)rg[i].count * (size_t)t->size;
         if (t->contiguous && rg[i].buf != MPI_BOTTOM) {
             memcpy(p, rg[i].buf, bytes);
-        } else {
-            int pos = 0;
-            if (PMPI_Pack(rg[i].buf, rg[i].count, rg[i].type, p, (int)bytes, &pos, comm) != MPI_SUCCESS ||
-                (size_t)pos != bytes) {
-                rec_fail("cannot pack a received message for the log");
-                return;
-            }
+        } else if (pack_region(comm, &rg[i], t->size, p) != 0) {
+            rec_fail("cannot pack a received message for the log");
+            return;
         }
         p += bytes;
     }

@@ -196,8 +196,7 @@ static rec_comm *define_comm(rec_comm *k, MPI_Comm comm, uint64_t parent_key)
         const char *why = "a communicator reaches processes outside MPI_COMM_WORLD, started by "
                           "MPI_Comm_spawn or met through MPI_Comm_connect, _accept or _join: "
                           "a trace cannot hold them";
-        end_streams(why); /* the events so far are sound: kept, with why they end */
-        rec_fail("%s", why);
+        rec_stop(why);
         return NULL;
     }
     if (!inter) {
@@ -278,10 +277,10 @@ rec_type *rec_type_get(MPI_Datatype t)
     if (ty->local)
         return ty;
     MPI_Aint lb, ext, tlb, text;
-    PMPI_Type_size(t, &ty->size);
+    ty->size = ph_mpi_type_bytes(t);
     PMPI_Type_get_extent(t, &lb, &ext);
     PMPI_Type_get_true_extent(t, &tlb, &text);
-    ty->contiguous = tlb == 0 && text == ty->size && ext == ty->size;
+    ty->contiguous = tlb == 0 && (uint64_t)text == ty->size && (uint64_t)ext == ty->size;
     ty->local = ++rec.next_type_local;
     uint8_t *p0 = rec_reserve(40), *p = p0;
     if (p) {
@@ -866,6 +865,12 @@ static void end_streams(const char *why)
     if (rec.log && ph_stream_close(rec.log, &err) < 0)
         rec_fail("%s", err.msg);
     rec.evt = rec.log = NULL;
+}
+
+void rec_stop(const char *why)
+{
+    end_streams(why);
+    rec_fail("%s", why);
 }
 
 void rec_finish(int clean)

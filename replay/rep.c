@@ -70,10 +70,7 @@ void rep_die(const char *fmt, ...)
 
 uint64_t rep_bytes(int count, MPI_Datatype t)
 {
-    int s = 0;
-    if (count > 0 && t != MPI_DATATYPE_NULL)
-        PMPI_Type_size(t, &s);
-    return (uint64_t)(count > 0 ? count : 0) * (uint64_t)s;
+    return count > 0 ? (uint64_t)count * ph_mpi_type_bytes(t) : 0;
 }
 
 static int32_t norm_rank(int r)

@@ -7,6 +7,7 @@
  * receives for real from a full log) are skipped.  Each record is copied
  * once, out of the reader's block.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,8 +221,7 @@ void rep_log_unpack(uint32_t slot, void *buf, int count, MPI_Datatype t, uint64_
 {
     uint64_t len = 0;
     const uint8_t *data = rep_log_data(rep.k, slot, &len);
-    int size = 0;
-    PMPI_Type_size(t, &size);
+    uint64_t size = ph_mpi_type_bytes(t);
     if (!data && expect == 0)
         return;
     if (!data)
@@ -232,11 +232,27 @@ void rep_log_unpack(uint32_t slot, void *buf, int count, MPI_Datatype t, uint64_
                 (unsigned long long)len, (unsigned long long)expect);
     if (len == 0)
         return;
-    if (size <= 0 || len % (uint64_t)size || len / (uint64_t)size > (uint64_t)count)
-        rep_die("%llu bytes from the log do not fit the receive (%d elements of %d bytes)",
-                (unsigned long long)len, count, size);
-    int pos = 0;
-    PMPI_Unpack(data, (int)len, &pos, buf, (int)(len / (uint64_t)size), t, MPI_COMM_SELF);
+    if (size == 0 || len % size || len / size > (uint64_t)count)
+        rep_die("%llu bytes from the log do not fit the receive (%d elements of %llu bytes)",
+                (unsigned long long)len, count, (unsigned long long)size);
+    MPI_Aint lb, extent, tlb, textent;
+    PMPI_Type_get_extent(t, &lb, &extent);
+    PMPI_Type_get_true_extent(t, &tlb, &textent);
+    if (tlb == 0 && (uint64_t)textent == size && (uint64_t)extent == size) { /* as the recorder packs */
+        memcpy(buf, data, len);
+        return;
+    }
+    /* MPI_Unpack takes an int size: more than 2 GiB goes in pieces of whole
+     * elements.  The recorder logs no larger element of such a type. */
+    if (size > INT_MAX)
+        rep_die("a logged message of elements of %llu bytes: MPI_Unpack cannot take more than "
+                "2 GiB at once", (unsigned long long)size);
+    uint64_t per = INT_MAX / size, n = len / size;
+    for (uint64_t i = 0; i < n; i += per) {
+        int k = (int)(n - i < per ? n - i : per), pos = 0;
+        void *to = (void *)((uintptr_t)buf + (uintptr_t)((MPI_Aint)i * extent)); /* may be MPI_BOTTOM */
+        PMPI_Unpack(data + i * size, (int)((uint64_t)k * size), &pos, to, k, t, MPI_COMM_SELF);
+    }
 }
 
 /* ---- wildcard receives (subgroup replay) ---------------------------------------------- */
