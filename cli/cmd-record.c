@@ -508,7 +508,7 @@ static int run_command(char **cmd)
 
 static void summary(const opts *o, const finish_summary *sum)
 {
-    char inc[48] = "", size[32];
+    char inc[48] = "", size[32], word[4 * PATH_MAX + 3];
     if (sum->incomplete)
         snprintf(inc, sizeof inc, " (%u incomplete)", sum->incomplete);
     if (sum->bytes >= 1000000)
@@ -517,7 +517,7 @@ static void summary(const opts *o, const finish_summary *sum)
         snprintf(size, sizeof size, "%.1f KB", (double)sum->bytes / 1e3);
     fprintf(stderr, "phantom record: trace in %s: %u rank%s%s, %llu events, %s; run `phantom stats %s`\n",
             o->dir, sum->nranks, sum->nranks == 1 ? "" : "s", inc, (unsigned long long)sum->events,
-            size, o->dir);
+            size, cli_shell_word(o->dir, word, sizeof word));
 }
 
 /* Finish the trace if the job wrote one; the result is the exit status. */

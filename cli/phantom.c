@@ -269,6 +269,29 @@ long long cli_mtime_ns(const char *path)
     return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 }
 
+const char *cli_shell_word(const char *s, char *buf, size_t cap)
+{
+    static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+=:,@%";
+    size_t len = strlen(s), n = 0;
+    if (len && strspn(s, plain) == len)
+        return s;
+    if (cap < 3)
+        return s;
+    buf[n++] = '\'';
+    for (const char *c = s; *c; c++) {
+        /* a quote inside: end the quoting, an escaped quote, quote again */
+        const char *piece = *c == '\'' ? "'\\''" : c;
+        size_t k = *c == '\'' ? 4 : 1;
+        if (n + k + 2 > cap)
+            return s;
+        memcpy(buf + n, piece, k);
+        n += k;
+    }
+    buf[n++] = '\'';
+    buf[n] = '\0';
+    return buf;
+}
+
 /* Removes DIR and everything under it; 0, or -1 when something stayed. */
 int cli_rm_tree(const char *dir)
 {

@@ -78,6 +78,9 @@ int cli_currency_is_symbol(const char *currency);
 int cli_flush_stdout(const char *verb);
 /* Removes DIR and everything under it (no error when it does not exist). */
 int cli_rm_tree(const char *dir);
+/* S as one shell word for a command line the user may paste: S itself when
+ * it needs no quoting, else single-quoted in BUF (S when CAP is short). */
+const char *cli_shell_word(const char *s, char *buf, size_t cap);
 
 /* ---- shared by stats and dump -------------------------------------------- */
 

@@ -127,3 +127,13 @@ echo mine > "$WORK/s.trace/notes.txt"
 [ "$(cat "$WORK/s.trace/notes.txt")" = mine ] || fail "record --force removed a file of the user's"
 [ "$(ls "$WORK/s.trace" | grep -c '^rank-.*\.evt$')" -eq 2 ] || fail "record --force: not a 2-rank trace: $(ls "$WORK/s.trace")"
 echo "record-basic: --force replaces the trace and what was made from it"
+
+# The summary's command can be pasted into a shell, whatever the path holds.
+dir="$WORK/my run's \$HOME.trace"
+"$PHANTOM" record -o "$dir" -- mpirun --oversubscribe -np 2 "$prog" 16 2 > "$WORK/out" 2> "$WORK/err" ||
+  fail "record into a path with blanks and quotes: $(cat "$WORK/err")"
+cmd=$(sed -n 's/^phantom record: trace in .*; run `\(phantom stats .*\)`$/\1/p' "$WORK/err")
+[ "$cmd" = "phantom stats '$WORK/my run'\\''s \$HOME.trace'" ] || fail "the summary says to run: $cmd"
+(PATH="$(dirname "$PHANTOM"):$PATH" && eval "$cmd") > "$WORK/stats" 2>&1 || fail "$cmd: $(cat "$WORK/stats")"
+grep -q "rank" "$WORK/stats" || fail "$cmd printed: $(cat "$WORK/stats")"
+echo "record-basic: the summary quotes a path with blanks and quotes for the shell"
