@@ -27,6 +27,14 @@ int64_t ph_time_now(void)
     return (int64_t)ts.tv_sec;
 }
 
+clock_t clock(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+        return (clock_t)-1;
+    return (clock_t)(ts.tv_sec * CLOCKS_PER_SEC + ts.tv_nsec / (1000000000 / CLOCKS_PER_SEC));
+}
+
 uint64_t ph_mpi_type_bytes(MPI_Datatype t)
 {
     MPI_Count size = 0;

@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ph_ops.h"
 
@@ -116,6 +117,12 @@ int64_t ph_time_now(void);
  * MPI library with it; what else LD_PRELOAD names stays.  1 when it was
  * there. */
 int ph_preload_forget(const void *addr);
+
+/* clock() as glibc computes it, from the runtime's own clock_gettime:
+ * glibc's reads CLOCK_PROCESS_CPUTIME_ID inside libc, where no preloaded
+ * clock_gettime sees it, and a program that decides from its CPU time must
+ * see the recorded values in a replay. */
+clock_t clock(void);
 
 /* Bytes of data in one element of T, 0 for MPI_DATATYPE_NULL.  64-bit
  * (MPI_Type_size_x): a derived type may hold more than 2 GiB, where

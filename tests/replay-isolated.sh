@@ -34,20 +34,23 @@ if len(v) != 1: sys.exit(f'rank {sys.argv[3]}: {len(v)} time() values: {v}')
 if sys.argv[3] == '0' and v[0] != printed['0']: sys.exit(f'logged {v[0]}, printed {printed["0"]}')
 if abs(v[0] - printed['0']) > 60: sys.exit(f'rank {sys.argv[3]}: logged {v[0]}, seed {printed["0"]}')
 PY
-  # ... and its clock_gettime and gettimeofday loops, each read once per send
-  # and twice more (the start, the read that ended the loop), then the
+  # ... and its clock_gettime, gettimeofday and clock() loops, each read
+  # once per send and twice more (the start, the read that ended the loop;
+  # clock() as the CLOCK_PROCESS_CPUTIME_ID read it makes), then the
   # 100,000 reads in one gap, in order, and none of Open MPI's own reads
   # (MPI_Wtime reads clock_gettime too).
   python3 - "$WORK/timed.jsonl" "$WORK/timed.rec" $r <<'PY' || fail "dump --log: rank $r's clock reads not logged as made"
 import json, re, sys
 r = sys.argv[3]
 c = [p for l in open(sys.argv[1]) if '"log"' in l for p in json.loads(l)['log'] if 'clock' in p]
-m = re.search(rf'rank {r} checksum \S+ \(\d+\+(\d+)\+(\d+) sends', open(sys.argv[2]).read())
-monotonic, timeofday = int(m.group(1)), int(m.group(2))
+m = re.search(rf'rank {r} checksum \S+ \(\d+\+(\d+)\+(\d+)\+(\d+) sends', open(sys.argv[2]).read())
+monotonic, timeofday, cpu = int(m.group(1)), int(m.group(2)), int(m.group(3))
 ids = [p['id'] for p in c]
-want = [1] * (monotonic + 2) + [0] * (timeofday + 2) + [1] * 100000  # gettimeofday's is CLOCK_REALTIME
-if ids != want: sys.exit(f'rank {r}: clock ids {ids[:3]}... ({len(ids)}), the program read {monotonic}+2, {timeofday}+2')
-for k in (0, 1):
+# gettimeofday's is CLOCK_REALTIME (0), clock()'s CLOCK_PROCESS_CPUTIME_ID (2)
+want = [1] * (monotonic + 2) + [0] * (timeofday + 2) + [2] * (cpu + 2) + [1] * 100000
+if ids != want:
+    sys.exit(f'rank {r}: clock ids {ids[:3]}... ({len(ids)}), the program read {monotonic}+2, {timeofday}+2, {cpu}+2')
+for k in (0, 1, 2):
     t = [p['sec'] * 10**9 + p['nsec'] for p in c if p['id'] == k]
     if t != sorted(t): sys.exit(f'rank {r}: clock {k} went back')
 PY
