@@ -78,6 +78,27 @@ static int write_all(ph_stream *s, const void *buf, size_t n)
     return 0;
 }
 
+/* After a block of one large record (ph_stream_reserve grew it), its
+ * buffer and the compression buffer go back to their usual sizes: the
+ * recorder's memory should not stay at the largest message the rank ever
+ * received.  Here, in the writer thread for a background stream: a
+ * preloaded allocator (AddressSanitizer's) may read the clock inside
+ * realloc, and in the program's thread the recorder logs such reads, which
+ * would re-enter the stream in the middle of its realloc. */
+static void shrink_buffers(ph_stream *s, block *b)
+{
+    size_t usual = ZSTD_compressBound(s->o.block_size);
+    uint8_t *p;
+    if (s->zcap > usual && (p = realloc(s->zbuf, usual))) {
+        s->zbuf = p;
+        s->zcap = usual;
+    }
+    if (b->cap > s->o.block_size && (p = realloc(b->data, s->o.block_size))) {
+        b->data = p;
+        b->cap = s->o.block_size;
+    }
+}
+
 /* Compress one block into one frame and write it.  A frame that cannot be
  * written whole is cut off again, so everything before it stays readable. */
 static void emit(ph_stream *s, block *b)
@@ -104,14 +125,7 @@ static void emit(ph_stream *s, block *b)
     uint64_t before = atomic_load(&s->file_bytes);
     if (write_all(s, s->zbuf, n) < 0 && ftruncate(s->fd, (off_t)before) == 0)
         atomic_store(&s->file_bytes, before);
-    size_t usual = ZSTD_compressBound(s->o.block_size);
-    if (s->zcap > usual) { /* after a block of one large record, as size_block does */
-        uint8_t *z = realloc(s->zbuf, usual);
-        if (z) {
-            s->zbuf = z;
-            s->zcap = usual;
-        }
-    }
+    shrink_buffers(s, b);
 }
 
 static void *writer_main(void *arg)
@@ -246,15 +260,9 @@ static int submit(ph_stream *s)
     return atomic_load(&s->failed) ? -1 : 0;
 }
 
-/* A block holds NEED bytes, and at least the block size.  A block grown for
- * one large record goes back to the block size for the next: a reader holds
- * whole blocks, and the recorder's memory should not stay at the largest
- * message the rank ever received. */
-static int size_block(ph_stream *s, block *b, size_t need)
+static int grow_block(ph_stream *s, block *b, size_t need)
 {
-    if (need < s->o.block_size)
-        need = s->o.block_size;
-    if (need == b->cap || (need < b->cap && b->cap == s->o.block_size))
+    if (need <= b->cap)
         return 0;
     uint8_t *d = realloc(b->data, need);
     if (!d) {
@@ -279,7 +287,7 @@ uint8_t *ph_stream_reserve(ph_stream *s, size_t n)
         b = &s->blocks[s->cur];
     }
     /* A new block: its header first; an oversize record makes the block grow. */
-    if (size_block(s, b, PH_BLOCK_HEADER_MAX + n) < 0)
+    if (grow_block(s, b, PH_BLOCK_HEADER_MAX + n) < 0)
         return NULL;
     if (s->o.block_start) {
         size_t h = s->o.block_start(s->o.ctx, b->data);

@@ -235,14 +235,18 @@ static void log_value(struct rec_logged_values *v, uint32_t base, uint32_t end, 
 
 double ph_wtime(void)
 {
-    ph_mark_enter(); /* Open MPI reads clock_gettime: not the program's read */
+    /* Open MPI reads clock_gettime, and so may the allocator while the log
+     * grows (AddressSanitizer's does): not the program's reads.  Logged,
+     * such a read would re-enter the log stream in the middle of its
+     * realloc. */
+    ph_mark_enter();
     double t = PMPI_Wtime();
+    if (rec.active) {
+        rec_lock();
+        log_value(&rec.wtime, PH_LOG_SLOT_WTIME, UINT32_MAX, &t, sizeof t);
+        rec_unlock();
+    }
     ph_mark_leave();
-    if (!rec.active)
-        return t;
-    rec_lock();
-    log_value(&rec.wtime, PH_LOG_SLOT_WTIME, UINT32_MAX, &t, sizeof t);
-    rec_unlock();
     return t;
 }
 
