@@ -235,10 +235,9 @@ static void log_value(struct rec_logged_values *v, uint32_t base, uint32_t end, 
 
 double ph_wtime(void)
 {
-    /* Open MPI reads clock_gettime, and so may the allocator while the log
-     * grows (AddressSanitizer's does): not the program's reads.  Logged,
-     * such a read would re-enter the log stream in the middle of its
-     * realloc. */
+    /* Open MPI reads clock_gettime, and so may a preloaded allocator
+     * (AddressSanitizer's does) while the recorder logs the value: not the
+     * program's reads. */
     ph_mark_enter();
     double t = PMPI_Wtime();
     if (rec.active) {
