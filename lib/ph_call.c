@@ -43,6 +43,14 @@ uint64_t ph_mpi_type_bytes(MPI_Datatype t)
     return (uint64_t)size;
 }
 
+int ph_mpi_type_is_plain(MPI_Datatype t, uint64_t size)
+{
+    MPI_Aint lb, extent, tlb, textent;
+    PMPI_Type_get_extent(t, &lb, &extent);
+    PMPI_Type_get_true_extent(t, &tlb, &textent);
+    return tlb == 0 && (uint64_t)textent == size && (uint64_t)extent == size;
+}
+
 static void *slot(int i, size_t bytes)
 {
     if (bytes > scratch[i].cap) {

@@ -128,6 +128,10 @@ clock_t clock(void);
  * (MPI_Type_size_x): a derived type may hold more than 2 GiB, where
  * MPI_Type_size answers MPI_UNDEFINED. */
 uint64_t ph_mpi_type_bytes(MPI_Datatype t);
+/* 1 when COUNT elements of T (of SIZE bytes each) are SIZE x COUNT bytes at
+ * the buffer, as MPI_Pack would lay them out: memcpy is enough.  The
+ * recorder logs such data so, and the replayer copies it back so. */
+int ph_mpi_type_is_plain(MPI_Datatype t, uint64_t size);
 
 /* Shared helpers (lib/ph_call.c).  Arrays live in grow-only thread-local
  * scratch, valid until the same thread's next MPI call. */

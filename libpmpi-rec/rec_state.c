@@ -276,11 +276,10 @@ rec_type *rec_type_get(MPI_Datatype t)
     rec.last_type_slot = (size_t)f;
     if (ty->local)
         return ty;
-    MPI_Aint lb, ext, tlb, text;
+    MPI_Aint lb, ext;
     ty->size = ph_mpi_type_bytes(t);
     PMPI_Type_get_extent(t, &lb, &ext);
-    PMPI_Type_get_true_extent(t, &tlb, &text);
-    ty->contiguous = tlb == 0 && (uint64_t)text == ty->size && (uint64_t)ext == ty->size;
+    ty->contiguous = ph_mpi_type_is_plain(t, ty->size);
     ty->local = ++rec.next_type_local;
     uint8_t *p0 = rec_reserve(40), *p = p0;
     if (p) {

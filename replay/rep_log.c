@@ -235,13 +235,12 @@ void rep_log_unpack(uint32_t slot, void *buf, int count, MPI_Datatype t, uint64_
     if (size == 0 || len % size || len / size > (uint64_t)count)
         rep_die("%llu bytes from the log do not fit the receive (%d elements of %llu bytes)",
                 (unsigned long long)len, count, (unsigned long long)size);
-    MPI_Aint lb, extent, tlb, textent;
-    PMPI_Type_get_extent(t, &lb, &extent);
-    PMPI_Type_get_true_extent(t, &tlb, &textent);
-    if (tlb == 0 && (uint64_t)textent == size && (uint64_t)extent == size) { /* as the recorder packs */
+    if (ph_mpi_type_is_plain(t, size)) { /* as the recorder logs it */
         memcpy(buf, data, len);
         return;
     }
+    MPI_Aint lb, extent;
+    PMPI_Type_get_extent(t, &lb, &extent);
     /* MPI_Unpack takes an int size: more than 2 GiB goes in pieces of whole
      * elements.  The recorder logs no larger element of such a type. */
     if (size > INT_MAX)
