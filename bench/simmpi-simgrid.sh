@@ -19,13 +19,18 @@
 #
 # Rates: ours = MPI events of the trace / wall time of the whole `phantom
 # predict --threads 1 --json` command (it reports no timing of its own; one
-# thread, as SimGrid's simulation is one; best of 3 runs);
-# SimGrid's = actions replayed (the export's lines: init, compute, messages,
-# waits, collectives, finalize) / wall time of the whole smpirun command (best
-# of 3 runs, as ours: one run of it varied by a third from hour to hour;
-# -no-privatize, as smpireplaymain has no globals to privatise).  Both
-# include start-up, reading the trace and building the platform.  The two
-# count different things (a poll that found nothing is an event of ours but
+# thread, as SimGrid's simulation is one); SimGrid's = actions replayed (the
+# export's lines: init, compute, messages, waits, collectives, finalize) /
+# wall time of the whole smpirun command (-no-privatize, as smpireplaymain
+# has no globals to privatise).  Both include start-up, reading the trace
+# and building the platform.  The two run in turn, ours then SimGrid's,
+# ROUNDS times (default 3), and each rate is its best round's: on a shared
+# VM the host's load changes from one second to the next, and runs of the
+# two taken minutes apart (all of ours, then all of SimGrid's, as before
+# 2026-12-05) gave the same build 13.6x in one run of this script and 20.0x
+# in the next.  "spread" is the lowest and highest ratio of a round's two
+# runs: how far one round alone could mislead.  The two count different
+# things (a poll that found nothing is an event of ours but
 # only computation in the export; a collective is one of each), so "faster"
 # also gives the plain ratio of the wall times on the same trace: SimGrid's
 # rate counted in the same MPI events as ours, the like-for-like ratio of
@@ -47,46 +52,55 @@ trap 'rm -rf "$W"' EXIT
 
 . "$HERE/bench/wall.sh" # wall out|all OUT CMD...
 
-# ours TRACE: "events predicted_s wall_s" (best of 3 runs)
+ROUNDS=${ROUNDS:-3}
+case $ROUNDS in '' | *[!0-9]* | 0) echo "simmpi-simgrid.sh: ROUNDS=$ROUNDS is not a positive count" >&2; exit 2 ;; esac
+
+# ours TRACE: one run; "predicted_s wall_s", the events in $W/events
 ours() {
-  best=""
-  for _ in 1 2 3; do
-    w=$(wall out "$W/p.json" "$PHANTOM" predict "$1" --platform "$PLATFORM" --ppn "$PPN" --threads 1 --json) || return 1
-    best=$(awk -v a="$w" -v b="${best:-$w}" 'BEGIN { print (a < b ? a : b) }')
-  done
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["simulator"]["events"], d["predicted_s"], sys.argv[2])' \
-    "$W/p.json" "$best"
+  w=$(wall out "$W/p.json" "$PHANTOM" predict "$1" --platform "$PLATFORM" --ppn "$PPN" --threads 1 --json) || return 1
+  p=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+open(sys.argv[2], "w").write("%s %s\n" % (d["simulator"]["events"], d["nranks"])); print(d["predicted_s"])' \
+    "$W/p.json" "$W/events")
+  echo "$p $w"
 }
 
-# simgrid TRACE: "actions simulated_s wall_s" (best of 3 runs, as ours)
-simgrid() {
+# export TRACE: the SimGrid files in $W/x.tit*; prints the number of actions
+export_simgrid() {
   "$PHANTOM" export "$1" --format simgrid -o "$W/x.tit" --platform "$PLATFORM" --ppn "$PPN" \
     > "$W/export.out" 2> "$W/export.err" || { cat "$W/export.err" >&2; return 1; }
-  actions=$(sed -n 's/^wrote .*: [0-9]* ranks, \([0-9]*\) actions.*/\1/p' "$W/export.out")
-  n=$(wc -l < "$W/x.tit.hosts")
-  best=""
-  for _ in 1 2 3; do
-    w=$(wall all "$W/sg.out" smpirun -no-privatize -np "$n" -platform "$W/x.tit.xml" -hostfile "$W/x.tit.hosts" \
-      -replay "$W/x.tit" --log=root.thres:warning --log=smpi_utils.thres:info) ||
-      { tail -5 "$W/sg.out" >&2; return 1; }
-    best=$(awk -v a="$w" -v b="${best:-$w}" 'BEGIN { print (a < b ? a : b) }')
-  done
-  sim=$(sed -n 's/.*Simulated time: \([0-9.e+-]*\) seconds.*/\1/p' "$W/sg.out")
-  echo "$actions ${sim:-nan} $best"
+  sed -n 's/^wrote .*: [0-9]* ranks, \([0-9]*\) actions.*/\1/p' "$W/export.out"
 }
 
-printf '%-12s %5s %8s %7s %10s %8s %7s %9s %7s %7s %12s %12s %7s\n' workload ranks events "ours s" "ours ev/s" \
-  actions "SG s" "SG act/s" ratio faster "ours pred" "SG pred" diff
+# simgrid: one run of the export; "simulated_s wall_s"
+simgrid() {
+  w=$(wall all "$W/sg.out" smpirun -no-privatize -np "$(wc -l < "$W/x.tit.hosts")" -platform "$W/x.tit.xml" \
+    -hostfile "$W/x.tit.hosts" -replay "$W/x.tit" --log=root.thres:warning --log=smpi_utils.thres:info) ||
+    { tail -5 "$W/sg.out" >&2; return 1; }
+  sim=$(sed -n 's/.*Simulated time: \([0-9.e+-]*\) seconds.*/\1/p' "$W/sg.out")
+  echo "${sim:-nan} $w"
+}
+
+printf '%-12s %5s %8s %7s %10s %8s %7s %9s %7s %7s %13s %12s %12s %7s\n' workload ranks events "ours s" "ours ev/s" \
+  actions "SG s" "SG act/s" ratio faster spread "ours pred" "SG pred" diff
 row() { # NAME TRACE
-  o=$(ours "$2")
-  g=$(simgrid "$2")
-  # shellcheck disable=SC2086 # three numbers each
-  set -- "$1" "$2" $o $g
-  n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["nranks"])' "$W/p.json")
-  awk -v name="$1" -v n="$n" -v ev="$3" -v op="$4" -v ow="$5" -v ac="$6" -v sp="$7" -v sw="$8" 'BEGIN {
-    our = ev / ow; sg = ac / sw
-    printf "%-12s %5d %8d %7.3f %10.0f %8d %7.3f %9.0f %6.1fx %6.1fx %9.3f ms %9.3f ms %+6.1f%%\n",
-           name, n, ev, ow, our, ac, sw, sg, our / sg, sw / ow, op * 1e3, sp * 1e3, (sp - op) / op * 100 }'
+  actions=$(export_simgrid "$2")
+  : > "$W/rounds"
+  i=0
+  while [ $i -lt "$ROUNDS" ]; do # ours then SimGrid's, in turn: "ours_wall sg_wall" a round
+    o=$(ours "$2")
+    g=$(simgrid)
+    echo "${o#* } ${g#* }" >> "$W/rounds"
+    i=$((i + 1))
+  done
+  # shellcheck disable=SC2046 # two numbers each
+  set -- "$1" $(cat "$W/events") "${o% *}" "${g% *}"
+  awk -v name="$1" -v ev="$2" -v n="$3" -v op="$4" -v sp="$5" -v ac="$actions" '
+    { r = (ev / $1) / (ac / $2); lo = NR == 1 || r < lo ? r : lo; hi = NR == 1 || r > hi ? r : hi
+      ow = NR == 1 || $1 < ow ? $1 : ow; sw = NR == 1 || $2 < sw ? $2 : sw }
+    END { our = ev / ow; sg = ac / sw
+      printf "%-12s %5d %8d %7.3f %10.0f %8d %7.3f %9.0f %6.1fx %6.1fx %5.1f-%5.1fx %9.3f ms %9.3f ms %+6.1f%%\n",
+             name, n, ev, ow, our, ac, sw, sg, our / sg, sw / ow, lo, hi, op * 1e3, sp * 1e3, (sp - op) / op * 100 }' \
+    "$W/rounds"
 }
 
 dims() { case $1 in 16) echo 4,2,2 ;; 64) echo 4,4,4 ;; 256) echo 8,8,4 ;; 1024) echo 16,8,8 ;; esac; }
