@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """zstd_frames.py - the zstd frames of a phantom .evt/.log file, found independently
 of phantom's reader (RFC 8878 frame and block headers only, no decompression).
+For tests that import it, log_records() also reads a message log's records,
+each frame decompressed by zstd(1).
 
 usage:
   zstd_frames.py FILE                    one line per frame: start end raw_size [truncated]
@@ -12,6 +14,7 @@ usage:
 A phantom file is a 32-byte header followed by zstd frames (doc/trace-format.md).
 """
 import struct
+import subprocess
 import sys
 
 HEADER = 32
@@ -62,6 +65,35 @@ def frames(data):
             yield start, n, size, False
             return
         yield start, off, size, True
+
+
+def _uv(b, p):
+    v = shift = 0
+    while True:
+        v |= (b[p] & 0x7f) << shift
+        shift += 7
+        p += 1
+        if b[p - 1] < 0x80:
+            return v, p
+
+
+def log_records(path):
+    """Yields (frame, event, slot, length) for every record of a message log's
+    complete frames (doc/trace-format.md, section 6: uv event, uv slot, uv
+    length, then the bytes); frame counts from 0."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    for i, (start, end, _, complete) in enumerate(frames(data)):
+        if not complete:
+            return
+        raw = subprocess.run(['zstd', '-dcq'], input=data[start:end], capture_output=True, check=True).stdout
+        p = 0
+        while p < len(raw):
+            event, p = _uv(raw, p)
+            slot, p = _uv(raw, p)
+            n, p = _uv(raw, p)
+            p += n
+            yield i, event, slot, n
 
 
 def main(argv):
