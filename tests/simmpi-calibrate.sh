@@ -73,7 +73,11 @@ grep -q "predicted run time" "$WORK/p.txt" || fail "no prediction: $(cat "$WORK/
 # And it makes the large exchanges (MPI_Sendrecv of 1 MiB and more) half
 # duplex: rank 0 sends, then receives; rank 1 the other way round.  So an
 # exchange takes two one-way times, and calibrate must write half_duplex
-# near 1 (this machine's shared memory: about 0; TCP over loopback: 1).
+# near 1 (this machine's shared memory: about 0; TCP over loopback: 1):
+# at least 0.6.  Not under the sanitizers, where it came out 0.49 once (a
+# clean-clone CI run's ASan pass, 2026-12-05; the plain pass of the same
+# run: 1.0): a measurement of timing, which their instrumentation and the
+# host's noise distort, as in tests/replay-probe.sh; the plain pass checks it.
 cat > "$WORK/stall.c" <<'C'
 #include <mpi.h>
 #include <stdio.h>
@@ -134,8 +138,9 @@ mpicc -shared -fPIC -o "$WORK/stall.so" "$WORK/stall.c" || fail "building the st
 mpirun_n 2 -x LD_PRELOAD="${PHANTOM_PRELOAD_EXTRA:+$PHANTOM_PRELOAD_EXTRA:}$WORK/stall.so" \
   "$PHANTOM" calibrate --reps 15 -o "$WORK/stalled.conf" > "$WORK/out" 2>&1 ||
   { cat "$WORK/out"; fail "phantom calibrate with stalled poll runs failed"; }
-python3 - "$WORK/here.conf" "$WORK/stalled.conf" <<'PY' || fail "stalled poll runs counted"
+python3 - "$WORK/here.conf" "$WORK/stalled.conf" "${PHANTOM_ASAN_RUNTIME:-}" <<'PY' || fail "stalled poll runs counted"
 import re, sys
+sanitized = sys.argv[3]
 def o_poll(path):
     return float(re.search(r'^o_poll = ([0-9.]+)ns', open(path).read(), re.M).group(1))
 here, stalled = o_poll(sys.argv[1]), o_poll(sys.argv[2])
@@ -143,7 +148,7 @@ print(f"o_poll {here} ns, with 4 of 15 runs stalled {stalled} ns")
 if stalled >= here + 1000: sys.exit(f"o_poll {stalled} ns with 4 runs stalled, {here} ns without")
 hd = float(re.search(r'^half_duplex = ([0-9.]+)', open(sys.argv[2]).read(), re.M).group(1))
 print(f"half_duplex with one-way-at-a-time exchanges: {hd}")
-if hd < 0.6: sys.exit(f"half_duplex {hd} where every exchange took two one-way times")
+if hd < 0.6 and not sanitized: sys.exit(f"half_duplex {hd} where every exchange took two one-way times")
 PY
 
 # On a throttled CPU (here declared with --cpu-share) a call's own work
