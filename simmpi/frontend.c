@@ -1098,7 +1098,7 @@ static simtime comp_unit(sim *s, uint32_t rank, uint64_t k, uint64_t host_ns)
 static inline __attribute__((always_inline)) int fe_read(sim *s, uint32_t rank)
 {
     fe_rank *f = &s->r[rank].fe;
-    ph_event ev;
+    const ph_event *ev;
     int rc = s->src->next(s->src->ctx, rank, &ev, s->err);
     if (rc < 0) {
         s->failed = 1;
@@ -1108,24 +1108,24 @@ static inline __attribute__((always_inline)) int fe_read(sim *s, uint32_t rank)
         f->eof = 1;
         return 0;
     }
-    const ph_op_info *info = ev.op < PH_OP_LIMIT && ph_ops[ev.op].name ? &ph_ops[ev.op] : NULL; /* ph_op, inline */
+    const ph_op_info *info = ev->op < PH_OP_LIMIT && ph_ops[ev->op].name ? &ph_ops[ev->op] : NULL; /* ph_op, inline */
     if (!info)
-        return sim_fail(s, "rank %u: event %llu: unknown op %u", rank, (unsigned long long)ev.seq,
-                        ev.op);
-    uint64_t gap = f->started ? ph_unit_ns(f->prev_exit, ev.t_entry, s->probe_ns) : 0;
+        return sim_fail(s, "rank %u: event %llu: unknown op %u", rank, (unsigned long long)ev->seq,
+                        ev->op);
+    uint64_t gap = f->started ? ph_unit_ns(f->prev_exit, ev->t_entry, s->probe_ns) : 0;
     if (__builtin_expect(gap > SIM_HORIZON / 1000, 0))
         gap = SIM_HORIZON / 1000 + 1; /* no wrap in gap * 1000: the engine fails at the horizon */
     if (!f->started)
-        f->t_start = ev.t_exit; /* the simulated clock starts when MPI_Init returns */
+        f->t_start = ev->t_exit; /* the simulated clock starts when MPI_Init returns */
     f->started = 1;
-    f->t_end = ev.t_entry;
-    f->prev_exit = ev.t_exit;
+    f->t_end = ev->t_entry;
+    f->prev_exit = ev->t_exit;
     f->events++;
     s->events++;
     /* the common case, host time as it is, reads no options */
     simtime comp = __builtin_expect(s->comp_plain, 1) ? gap * 1000 : comp_unit(s, rank, f->k, gap);
     f->k++;
-    tctx t = {.s = s, .rank = rank, .f = f, .ev = &ev, .comm = ev.comm, .comp = comp, .first = 1};
+    tctx t = {.s = s, .rank = rank, .f = f, .ev = ev, .comm = ev->comm, .comp = comp, .first = 1};
     if (translate_kind(&t, info->kind) < 0)
         return -1;
     if (t.first && !emit(&t, I_NOP)) /* every call accounts its computation unit */

@@ -144,8 +144,11 @@ int simmpi_coll_messages(const simmpi_coll_args *a, simmpi_msg_fn fn, void *ctx,
 /* Where ranks' events come from: a trace directory, or a generator (benchmarks). */
 typedef struct simmpi_source {
     uint32_t nranks, nsites;
-    /* 1: an event; 0: end of the rank's stream; -1: error (err set). */
-    int (*next)(void *ctx, uint32_t rank, ph_event *ev, ph_err *err);
+    /* 1: an event, in *ev; 0: end of the rank's stream; -1: error (err
+     * set).  The event, and the arrays it points to, stay as they are until
+     * the next call of next for any rank (a pointer, not a copy: an event
+     * is over 200 bytes, most of them unset). */
+    int (*next)(void *ctx, uint32_t rank, const ph_event **ev, ph_err *err);
     /* Communicator by trace-wide id (NULL if unknown). */
     const ph_comm_info *(*comm)(void *ctx, uint32_t id);
     void *ctx;

@@ -74,6 +74,7 @@ typedef struct trace_src {
     uint32_t n;
     ph_rank_reader **r;
     uint8_t *ended;
+    ph_event ev; /* the event trace_next hands out (no workers) */
     /* workers */
     uint32_t nthreads;
     pthread_t *th;
@@ -110,9 +111,11 @@ static int read_event(trace_src *ts, uint32_t rank, ph_event *ev, ph_err *err)
     return rc;
 }
 
-static int trace_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
+static int trace_next(void *ctx, uint32_t rank, const ph_event **ev, ph_err *err)
 {
-    return read_event(ctx, rank, ev, err);
+    trace_src *ts = ctx;
+    *ev = &ts->ev;
+    return read_event(ts, rank, &ts->ev, err);
 }
 
 static const ph_comm_info *trace_comm(void *ctx, uint32_t id)
@@ -143,10 +146,12 @@ static size_t arrays_size(const ph_event *e)
            (e->ncompleted != UINT32_MAX ? e->ncompleted : 0) * sizeof *e->completed + 40;
 }
 
-/* Keeps one event: its arrays move into the chunk's arena (grown, then the
- * earlier events' pointers rebased). */
-static int chunk_keep(chunk *c, const ph_event *e)
+/* Keeps the event decoded in place as c->ev[c->n]: its arrays, still the
+ * reader's, move into the chunk's arena (grown, then the earlier events'
+ * pointers rebased). */
+static int chunk_keep(chunk *c)
 {
+    ph_event *e = &c->ev[c->n];
     size_t need = c->used + arrays_size(e);
     if (need > c->cap) {
         size_t cap = c->cap ? c->cap : 4096;
@@ -168,13 +173,12 @@ static int chunk_keep(chunk *c, const ph_event *e)
         c->arena = a;
         c->cap = cap;
     }
-    ph_event *o = &c->ev[c->n++];
-    *o = *e;
-    o->reqs = arena_copy(c, e->reqs, e->nreqs * sizeof *e->reqs);
-    o->status = arena_copy(c, e->status, e->nstatus * sizeof *e->status);
-    o->sbytes = arena_copy(c, e->sbytes, e->nsbytes * sizeof *e->sbytes);
-    o->rbytes_v = arena_copy(c, e->rbytes_v, e->nrbytes * sizeof *e->rbytes_v);
-    o->completed = arena_copy(c, e->completed,
+    c->n++;
+    e->reqs = arena_copy(c, e->reqs, e->nreqs * sizeof *e->reqs);
+    e->status = arena_copy(c, e->status, e->nstatus * sizeof *e->status);
+    e->sbytes = arena_copy(c, e->sbytes, e->nsbytes * sizeof *e->sbytes);
+    e->rbytes_v = arena_copy(c, e->rbytes_v, e->nrbytes * sizeof *e->rbytes_v);
+    e->completed = arena_copy(c, e->completed,
                               (e->ncompleted != UINT32_MAX ? e->ncompleted : 0) * sizeof *e->completed);
     return 0;
 }
@@ -197,14 +201,13 @@ static void chunk_fill(trace_src *ts, uint32_t rank, chunk *c, uint32_t want)
         c->room = want;
     }
     while (c->n < want) {
-        ph_event e;
-        int rc = read_event(ts, rank, &e, &c->errmsg);
+        int rc = read_event(ts, rank, &c->ev[c->n], &c->errmsg);
         if (rc <= 0) {
             c->end = rc == 0;
             c->err = rc < 0;
             return;
         }
-        if (chunk_keep(c, &e) < 0) {
+        if (chunk_keep(c) < 0) {
             c->err = 1;
             ph_err_set(&c->errmsg, "%s: out of memory", ph_trace_dir(ts->t));
             return;
@@ -289,7 +292,7 @@ static void *worker(void *arg)
  * by the time the lock is taken.  (That check-then-act once gave a fresh
  * chunk back unread: its events were skipped and, for a short stream, the
  * rank's trace "ended" early, which the simulation reported as a deadlock.) */
-static int threaded_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
+static int threaded_next(void *ctx, uint32_t rank, const ph_event **ev, ph_err *err)
 {
     trace_src *ts = ctx;
     rank_buf *b = &ts->b[rank];
@@ -297,7 +300,7 @@ static int threaded_next(void *ctx, uint32_t rank, ph_event *ev, ph_err *err)
         chunk *c = &b->c[b->cur];
         if (atomic_load_explicit(&b->state[b->cur], memory_order_acquire) == SLOT_READY) {
             if (c->pos < c->n) {
-                *ev = c->ev[c->pos++];
+                *ev = &c->ev[c->pos++]; /* READY until the next call for rank */
                 ts->next_ev[rank] = c->pos < c->n ? &c->ev[c->pos] : NULL; /* the engine's hint */
                 /* The rank's next event, decoded on another core: in this
                  * core's cache by the time the rank asks (a round of the
