@@ -958,6 +958,21 @@ static int track_requests(ph_rank_reader *r, const ph_op_info *info, const ph_ev
  * a ph_event is `rep stos`, which costs more than decoding a small event. */
 static const ph_event no_event;
 
+/* The fields most point-to-point calls begin with (Send, Recv, Isend,
+ * Irecv, Sendrecv, their modes, ...): read in a row, not through the field
+ * loop's switch, whose dispatch cost about as much as their decoding
+ * (callgrind, recorded LAMMPS traces: 3% of a prediction). */
+static const uint8_t p2p_fields[] = {PH_F_COMM, PH_F_PEER, PH_F_TAG, PH_F_COUNT, PH_F_DTYPE};
+
+static inline int read_comm_field(ph_rank_reader *r, ph_event *ev, ph_err *err)
+{
+    long id = local_get(&r->comms, uv(&r->c));
+    if (id < 0 && !r->c.bad)
+        return rr_fail(r, err, "undefined communicator");
+    ev->comm = (uint32_t)id;
+    return 0;
+}
+
 static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
 {
     cursor *c = &r->c;
@@ -984,15 +999,23 @@ static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
     int32_t any_index = -1;
     uint64_t dtype = 0, rdtype = 0;
     int has_dtype = 0, has_rdtype = 0;
-    for (const uint8_t *fp = info->fields; *fp && !c->bad; fp++) {
+    const uint8_t *fp = info->fields;
+    if (memcmp(fp, p2p_fields, sizeof p2p_fields) == 0) {
+        if (read_comm_field(r, ev, err) < 0)
+            return -1;
+        ev->peer = (int32_t)sv(c);
+        ev->tag = (int32_t)sv(c);
+        ev->count = (int64_t)uv(c);
+        dtype = uv(c);
+        has_dtype = 1;
+        fp += sizeof p2p_fields;
+    }
+    for (; *fp && !c->bad; fp++) {
         switch (*fp) {
-        case PH_F_COMM: {
-            long id = local_get(&r->comms, uv(c));
-            if (id < 0 && !c->bad)
-                return rr_fail(r, err, "undefined communicator");
-            ev->comm = (uint32_t)id;
+        case PH_F_COMM:
+            if (read_comm_field(r, ev, err) < 0)
+                return -1;
             break;
-        }
         case PH_F_PEER: ev->peer = (int32_t)sv(c); break;
         case PH_F_TAG: ev->tag = (int32_t)sv(c); break;
         case PH_F_COUNT: ev->count = (int64_t)uv(c); break;
