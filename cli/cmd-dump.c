@@ -36,7 +36,7 @@ static const char usage[] =
 typedef struct payload {
     uint64_t event, len, fnv;
     uint32_t slot;
-    uint8_t head[PH_LOG_CLOCK_LEN]; /* the longest value read whole: a clock reading */
+    uint8_t head[PH_USAGE_RUSAGE_LEN]; /* the longest value read whole: a getrusage result */
 } payload;
 
 typedef struct dumper {
@@ -274,7 +274,7 @@ static int wtime_of(const payload *p, double *t)
 /* A time() result logged before the event (slot PH_LOG_SLOT_TIME + i)? */
 static int time_of(const payload *p, int64_t *t)
 {
-    if (p->slot < PH_LOG_SLOT_TIME || p->slot >= PH_LOG_SLOT_CLOCK || p->len != sizeof *t)
+    if (p->slot < PH_LOG_SLOT_TIME || p->slot >= PH_LOG_SLOT_USAGE || p->len != sizeof *t)
         return 0;
     memcpy(t, p->head, sizeof *t);
     return 1;
@@ -287,6 +287,61 @@ static int clock_of(const payload *p, struct timespec *ts, int *id)
         return 0;
     *id = (int)ph_clock_unpack(p->head, ts);
     return 1;
+}
+
+/* A getrusage or times result (slot PH_LOG_SLOT_USAGE + i)?  1: getrusage
+ * (*who set), 2: times (*ticks set), 0: neither. */
+static int usage_of(const payload *p, int *who, struct rusage *ru, clock_t *ticks, struct tms *t)
+{
+    if (p->slot < PH_LOG_SLOT_USAGE || p->slot >= PH_LOG_SLOT_CLOCK)
+        return 0;
+    for (int w = -1; w <= 1; w++) /* RUSAGE_CHILDREN, RUSAGE_SELF, RUSAGE_THREAD */
+        if (ph_usage_unpack_rusage(p->head, p->len, w, ru) == 0) {
+            *who = w;
+            return 1;
+        }
+    return ph_usage_unpack_times(p->head, p->len, ticks, t) == 0 ? 2 : 0;
+}
+
+static long long usecs(struct timeval tv) { return (long long)tv.tv_sec * 1000000 + tv.tv_usec; }
+
+static json_t *usage_json(const payload *p)
+{
+    int who;
+    struct rusage ru;
+    clock_t ticks;
+    struct tms t;
+    json_int_t i = (json_int_t)(p->slot - PH_LOG_SLOT_USAGE);
+    switch (usage_of(p, &who, &ru, &ticks, &t)) {
+    case 1:
+        return json_pack("{s:I, s:s, s:i, s:I, s:I, s:I}", "usage", i, "call", "getrusage", "who", who, "utime_us",
+                         (json_int_t)usecs(ru.ru_utime), "stime_us", (json_int_t)usecs(ru.ru_stime), "maxrss_kb",
+                         (json_int_t)ru.ru_maxrss);
+    case 2:
+        return json_pack("{s:I, s:s, s:I, s:I, s:I}", "usage", i, "call", "times", "ticks", (json_int_t)ticks,
+                         "utime", (json_int_t)t.tms_utime, "stime", (json_int_t)t.tms_stime);
+    default:
+        return NULL;
+    }
+}
+
+static int usage_text(const payload *p)
+{
+    int who;
+    struct rusage ru;
+    clock_t ticks;
+    struct tms t;
+    unsigned i = p->slot - PH_LOG_SLOT_USAGE;
+    switch (usage_of(p, &who, &ru, &ticks, &t)) {
+    case 1:
+        printf(" getrusage[%u]=%d:%lld+%lldus,%ldkB", i, who, usecs(ru.ru_utime), usecs(ru.ru_stime), ru.ru_maxrss);
+        return 1;
+    case 2:
+        printf(" times[%u]=%lld:%lld+%lld", i, (long long)ticks, (long long)t.tms_utime, (long long)t.tms_stime);
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 static json_t *payloads_json(const dumper *d)
@@ -305,6 +360,11 @@ static json_t *payloads_json(const dumper *d)
         if (time_of(&d->items[i], &secs)) {
             json_array_append_new(a, json_pack("{s:I, s:I}", "time", (json_int_t)(d->items[i].slot - PH_LOG_SLOT_TIME),
                                                "value", (json_int_t)secs));
+            continue;
+        }
+        json_t *u = usage_json(&d->items[i]);
+        if (u) {
+            json_array_append_new(a, u);
             continue;
         }
         if (clock_of(&d->items[i], &ts, &id)) {
@@ -538,6 +598,8 @@ static void event_text(const dumper *d, const ph_event *ev)
             printf(" time[%u]=%lld", p->slot - PH_LOG_SLOT_TIME, (long long)secs);
             continue;
         }
+        if (usage_text(p)) /* ... its getrusage or times */
+            continue;
         if (clock_of(p, &ts, &id)) { /* ... and its clock_gettime or gettimeofday */
             printf(" clock[%u]=%d:%lld.%09ld", p->slot - PH_LOG_SLOT_CLOCK, id, (long long)ts.tv_sec, ts.tv_nsec);
             continue;

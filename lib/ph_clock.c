@@ -78,6 +78,112 @@ clockid_t ph_clock_unpack(const uint8_t *in, struct timespec *ts)
     return (clockid_t)i;
 }
 
+typedef int (*getrusage_fn)(int, struct rusage *);
+typedef clock_t (*times_fn)(struct tms *);
+
+static int getrusage_syscall(int who, struct rusage *ru) { return (int)syscall(SYS_getrusage, who, ru); }
+
+int ph_getrusage(int who, struct rusage *ru)
+{
+    static _Atomic(void *) real;
+    return ((getrusage_fn)next_definition(&real, "getrusage", (void *)getrusage_syscall))(who, ru);
+}
+
+static clock_t times_syscall(struct tms *buf) { return (clock_t)syscall(SYS_times, buf); }
+
+clock_t ph_times(struct tms *buf)
+{
+    static _Atomic(void *) real;
+    return ((times_fn)next_definition(&real, "times", (void *)times_syscall))(buf);
+}
+
+static uint8_t *put_i64(uint8_t *p, int64_t v)
+{
+    memcpy(p, &v, 8);
+    return p + 8;
+}
+
+static const uint8_t *get_i64(const uint8_t *p, int64_t *v)
+{
+    memcpy(v, p, 8);
+    return p + 8;
+}
+
+static uint8_t *put_kind(uint8_t *p, int32_t kind, int32_t who)
+{
+    memcpy(p, &kind, 4);
+    memcpy(p + 4, &who, 4);
+    return p + 8;
+}
+
+static int kind_is(const uint8_t *in, int32_t kind, int32_t who)
+{
+    int32_t k, w;
+    memcpy(&k, in, 4);
+    memcpy(&w, in + 4, 4);
+    return k == kind && w == who;
+}
+
+/* struct rusage's counters after the two times, in declaration order (each
+ * a long inside a union in glibc's header). */
+#define RUSAGE_COUNTERS(X)                                                                             \
+    X(ru_maxrss) X(ru_ixrss) X(ru_idrss) X(ru_isrss) X(ru_minflt) X(ru_majflt) X(ru_nswap)            \
+    X(ru_inblock) X(ru_oublock) X(ru_msgsnd) X(ru_msgrcv) X(ru_nsignals) X(ru_nvcsw) X(ru_nivcsw)
+
+void ph_usage_pack_rusage(uint8_t *out, int who, const struct rusage *ru)
+{
+    uint8_t *p = put_kind(out, PH_USAGE_RUSAGE, who);
+    p = put_i64(p, ru->ru_utime.tv_sec);
+    p = put_i64(p, ru->ru_utime.tv_usec);
+    p = put_i64(p, ru->ru_stime.tv_sec);
+    p = put_i64(p, ru->ru_stime.tv_usec);
+#define PUT(f) p = put_i64(p, ru->f);
+    RUSAGE_COUNTERS(PUT)
+#undef PUT
+}
+
+int ph_usage_unpack_rusage(const uint8_t *in, uint64_t len, int who, struct rusage *ru)
+{
+    if (len != PH_USAGE_RUSAGE_LEN || !kind_is(in, PH_USAGE_RUSAGE, who))
+        return -1;
+    const uint8_t *p = in + 8;
+    int64_t v[4];
+    for (int i = 0; i < 4; i++)
+        p = get_i64(p, &v[i]);
+    memset(ru, 0, sizeof *ru);
+    ru->ru_utime = (struct timeval){.tv_sec = (time_t)v[0], .tv_usec = (suseconds_t)v[1]};
+    ru->ru_stime = (struct timeval){.tv_sec = (time_t)v[2], .tv_usec = (suseconds_t)v[3]};
+    int64_t c;
+#define GET(f) p = get_i64(p, &c), ru->f = (long)c;
+    RUSAGE_COUNTERS(GET)
+#undef GET
+    return 0;
+}
+
+void ph_usage_pack_times(uint8_t *out, clock_t rc, const struct tms *t)
+{
+    uint8_t *p = put_kind(out, PH_USAGE_TIMES, 0);
+    p = put_i64(p, rc);
+    p = put_i64(p, t->tms_utime);
+    p = put_i64(p, t->tms_stime);
+    p = put_i64(p, t->tms_cutime);
+    put_i64(p, t->tms_cstime);
+}
+
+int ph_usage_unpack_times(const uint8_t *in, uint64_t len, clock_t *rc, struct tms *t)
+{
+    if (len != PH_USAGE_TIMES_LEN || !kind_is(in, PH_USAGE_TIMES, 0))
+        return -1;
+    int64_t v[5];
+    const uint8_t *p = in + 8;
+    for (int i = 0; i < 5; i++)
+        p = get_i64(p, &v[i]);
+    *rc = (clock_t)v[0];
+    *t = (struct tms){.tms_utime = (clock_t)v[1], .tms_stime = (clock_t)v[2], .tms_cutime = (clock_t)v[3],
+                      .tms_cstime = (clock_t)v[4]};
+    return 0;
+}
+
 int ph_clock_use_tsc(void)
 {
     const char *mode = getenv("PHANTOM_CLOCK");

@@ -11,7 +11,9 @@
 #define PH_CLOCK_H
 
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/time.h>
+#include <sys/times.h>
 #include <time.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -28,6 +30,29 @@ int ph_gettimeofday(struct timeval *tv, void *tz);
 void ph_clock_pack(uint8_t *out, clockid_t id, const struct timespec *ts);
 /* ... and back: the clock id it was read from. */
 clockid_t ph_clock_unpack(const uint8_t *in, struct timespec *ts);
+
+/* The C library's getrusage and times, for the same reason as
+ * ph_clock_gettime: the recorder and the replay library interpose the
+ * application's (programs decide from CPU time too). */
+int ph_getrusage(int who, struct rusage *ru);
+clock_t ph_times(struct tms *buf);
+
+/* A getrusage or times result as the message log holds it: int32_t kind
+ * (PH_USAGE_RUSAGE or PH_USAGE_TIMES), int32_t who (getrusage's argument;
+ * 0 for times), then int64_t fields: for getrusage the user and system
+ * times' seconds and microseconds, then the fourteen counters from
+ * ru_maxrss to ru_nivcsw in struct rusage's order (PH_USAGE_RUSAGE_LEN
+ * bytes); for times its result, then tms_utime, tms_stime, tms_cutime and
+ * tms_cstime (PH_USAGE_TIMES_LEN bytes). */
+enum { PH_USAGE_RUSAGE = 1, PH_USAGE_TIMES = 2 };
+#define PH_USAGE_RUSAGE_LEN (8 + 18 * 8)
+#define PH_USAGE_TIMES_LEN (8 + 5 * 8)
+void ph_usage_pack_rusage(uint8_t *out, int who, const struct rusage *ru);
+void ph_usage_pack_times(uint8_t *out, clock_t rc, const struct tms *t);
+/* Back from len bytes: 0 when they are a getrusage(who) result, else -1. */
+int ph_usage_unpack_rusage(const uint8_t *in, uint64_t len, int who, struct rusage *ru);
+/* ... a times result: 0 (*rc its result), else -1. */
+int ph_usage_unpack_times(const uint8_t *in, uint64_t len, clock_t *rc, struct tms *t);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 static inline uint64_t ph_clock_mono_ns(void)

@@ -297,13 +297,16 @@ void ph_rank_close(ph_rank_reader *r);
 typedef struct ph_log_reader ph_log_reader;
 /* Slots from PH_LOG_SLOT_WTIME on: the i-th MPI_Wtime result before the
  * record's event (slot PH_LOG_SLOT_WTIME + i), 8 bytes, a double.  Slots
- * from PH_LOG_SLOT_TIME to PH_LOG_SLOT_CLOCK - 1: the i-th time() result the
+ * from PH_LOG_SLOT_TIME to PH_LOG_SLOT_USAGE - 1: the i-th time() result the
  * application's own code got before the event, 8 bytes, an int64_t.  Slots
- * from PH_LOG_SLOT_CLOCK to PH_LOG_SLOT_WTIME - 1: its i-th clock_gettime or
- * gettimeofday, PH_LOG_CLOCK_LEN bytes: int64_t seconds, int64_t
- * nanoseconds, int32_t clock id (CLOCK_REALTIME for gettimeofday). */
+ * from PH_LOG_SLOT_USAGE to PH_LOG_SLOT_CLOCK - 1: its i-th getrusage or
+ * times result (ph_clock.h: ph_usage_pack).  Slots from PH_LOG_SLOT_CLOCK
+ * to PH_LOG_SLOT_WTIME - 1: its i-th clock_gettime or gettimeofday,
+ * PH_LOG_CLOCK_LEN bytes: int64_t seconds, int64_t nanoseconds, int32_t
+ * clock id (CLOCK_REALTIME for gettimeofday). */
 #define PH_LOG_SLOT_WTIME 0x80000000u
 #define PH_LOG_SLOT_CLOCK 0x60000000u
+#define PH_LOG_SLOT_USAGE 0x50000000u
 #define PH_LOG_SLOT_TIME 0x40000000u
 #define PH_LOG_CLOCK_LEN 20
 typedef struct ph_log_record {

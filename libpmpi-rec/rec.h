@@ -76,7 +76,7 @@ typedef struct rec_state {
     struct rec_logged_values {
         uint64_t event; /* results logged before this event: */
         uint32_t n;     /* how many */
-    } wtime, time, clock; /* of MPI_Wtime, of time(), of clock_gettime and gettimeofday */
+    } wtime, time, usage, clock; /* of MPI_Wtime, time(), getrusage and times, clock_gettime and gettimeofday */
     uint8_t *log_set; /* subgroup: world ranks whose logs cover only incoming traffic */
     int depth;
     double flush_secs;

@@ -221,7 +221,7 @@ static void log_value(struct rec_logged_values *v, uint32_t base, uint32_t end, 
     }
     if (!rec.active || !rec.logging || !rec.log || v->n >= end - base)
         return;
-    uint8_t *p0 = ph_stream_reserve(rec.log, 32), *p = p0;
+    uint8_t *p0 = ph_stream_reserve(rec.log, 32 + len), *p = p0; /* 3 varints, then the value */
     if (!p) {
         rec_fail("%s", ph_stream_error(rec.log) ? ph_stream_error(rec.log) : "cannot write the message log");
         return;
@@ -269,10 +269,36 @@ static void log_app_value(struct rec_logged_values *v, uint32_t base, uint32_t e
 time_t time(time_t *tloc)
 {
     int64_t t = ph_time_now();
-    log_app_value(&rec.time, PH_LOG_SLOT_TIME, PH_LOG_SLOT_CLOCK, &t, sizeof t);
+    log_app_value(&rec.time, PH_LOG_SLOT_TIME, PH_LOG_SLOT_USAGE, &t, sizeof t);
     if (tloc)
         *tloc = (time_t)t;
     return (time_t)t;
+}
+
+/* getrusage and times, as time(): a program may repeat a trial until it
+ * has used so much CPU time, or size its work by its peak memory, and a
+ * replay must see what it saw.  One sequence for both (slot
+ * PH_LOG_SLOT_USAGE + i: the i-th of either since the last call). */
+int getrusage(__rusage_who_t who, struct rusage *ru)
+{
+    int rc = ph_getrusage(who, ru);
+    if (rc == 0 && rec.active && rec.logging) {
+        uint8_t v[PH_USAGE_RUSAGE_LEN];
+        ph_usage_pack_rusage(v, who, ru);
+        log_app_value(&rec.usage, PH_LOG_SLOT_USAGE, PH_LOG_SLOT_CLOCK, v, sizeof v);
+    }
+    return rc;
+}
+
+clock_t times(struct tms *buf)
+{
+    clock_t rc = ph_times(buf);
+    if (rc != (clock_t)-1 && rec.active && rec.logging) {
+        uint8_t v[PH_USAGE_TIMES_LEN];
+        ph_usage_pack_times(v, rc, buf);
+        log_app_value(&rec.usage, PH_LOG_SLOT_USAGE, PH_LOG_SLOT_CLOCK, v, sizeof v);
+    }
+    return rc;
 }
 
 /* clock_gettime and gettimeofday, as time(): programs time their own

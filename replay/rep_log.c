@@ -200,6 +200,37 @@ static int logged_clock(clockid_t id, struct timespec *ts)
     return 1;
 }
 
+/* getrusage and times as recorded (rec_log.c says why): one sequence for
+ * both, so one cursor.  A record of the other call, or of getrusage for
+ * another `who`, answers nothing: the real call does, and the divergence
+ * message counts it. */
+static logged_cursor usage_cursor = {UINT64_MAX, 0};
+
+int getrusage(__rusage_who_t who, struct rusage *ru)
+{
+    const uint8_t *d = rep.active && ph_in_app_code()
+                           ? logged_value(&usage_cursor, PH_LOG_SLOT_USAGE, PH_USAGE_RUSAGE_LEN)
+                           : NULL;
+    if (d && ph_usage_unpack_rusage(d, PH_USAGE_RUSAGE_LEN, who, ru) == 0)
+        return 0;
+    if (d)
+        count_unanswered();
+    return ph_getrusage(who, ru);
+}
+
+clock_t times(struct tms *buf)
+{
+    const uint8_t *d = rep.active && ph_in_app_code()
+                           ? logged_value(&usage_cursor, PH_LOG_SLOT_USAGE, PH_USAGE_TIMES_LEN)
+                           : NULL;
+    clock_t rc;
+    if (d && ph_usage_unpack_times(d, PH_USAGE_TIMES_LEN, &rc, buf) == 0)
+        return rc;
+    if (d)
+        count_unanswered();
+    return ph_times(buf);
+}
+
 /* clock_gettime and gettimeofday as recorded (rec_log.c says why). */
 int clock_gettime(clockid_t id, struct timespec *ts)
 {

@@ -10,18 +10,24 @@
  * Between the two, the same sends for 3 ms by clock_gettime
  * (CLOCK_MONOTONIC), then by gettimeofday, as NetPIPE times its trials,
  * then for 3 ms of CPU time by clock() (which glibc computes from a
- * clock_gettime call inside libc, unseen by a preloaded one), then 100,000 clock_gettime reads in one gap between two calls, whose
- * nanoseconds' parities go into the checksum.  With PH_TIMED_EXTRA_CLOCK
- * set, one CLOCK_REALTIME read more comes first, which a replay of a
- * recording made without it cannot answer (tests/replay-divergence.sh).
+ * clock_gettime call inside libc, unseen by a preloaded one), by
+ * getrusage(RUSAGE_SELF) and by times() (whose ticks of 10 ms make that
+ * up to 10 ms), then 100,000 clock_gettime reads in one gap between two
+ * calls, whose nanoseconds' parities go into the checksum.  With
+ * PH_TIMED_EXTRA_CLOCK set, one CLOCK_REALTIME read more comes first,
+ * which a replay of a recording made without it cannot answer
+ * (tests/replay-divergence.sh).
  * Prints "rank R checksum" of the counts, the seed and everything received. */
 #define _DEFAULT_SOURCE /* gettimeofday and CLOCK_MONOTONIC under -std=c11 */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/time.h>
+#include <sys/times.h>
 #include <time.h>
+#include <unistd.h>
 
 static double monotonic_s(void)
 {
@@ -31,6 +37,20 @@ static double monotonic_s(void)
 }
 
 static double cpu_s(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
+static double rusage_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+static double times_s(void)
+{
+    struct tms t;
+    times(&t);
+    return (double)(t.tms_utime + t.tms_stime) / (double)sysconf(_SC_CLK_TCK);
+}
 
 static double timeofday_s(void)
 {
@@ -84,8 +104,10 @@ int main(int argc, char **argv)
     int by_clock = sends_for_3ms(monotonic_s, 3), by_timeofday = sends_for_3ms(timeofday_s, 4);
     h = fnv(h, &by_clock, sizeof by_clock);
     h = fnv(h, &by_timeofday, sizeof by_timeofday);
-    int by_cpu = sends_for_3ms(cpu_s, 5);
+    int by_cpu = sends_for_3ms(cpu_s, 5), by_rusage = sends_for_3ms(rusage_s, 6), by_times = sends_for_3ms(times_s, 7);
     h = fnv(h, &by_cpu, sizeof by_cpu);
+    h = fnv(h, &by_rusage, sizeof by_rusage);
+    h = fnv(h, &by_times, sizeof by_times);
     long odd = 0;
     for (int i = 0; i < 100000; i++) {
         struct timespec ts;
@@ -107,8 +129,8 @@ int main(int argc, char **argv)
     } while (1);
     MPI_Allreduce(&rounds, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     h = fnv(h, &total, sizeof total);
-    printf("rank %d checksum 0x%016llx (%d+%d+%d+%d sends, %d rounds, seed %lld)\n", me, (unsigned long long)h,
-           local, by_clock, by_timeofday, by_cpu, rounds, seed);
+    printf("rank %d checksum 0x%016llx (%d+%d+%d+%d+%d+%d sends, %d rounds, seed %lld)\n", me, (unsigned long long)h,
+           local, by_clock, by_timeofday, by_cpu, by_rusage, by_times, rounds, seed);
     MPI_Finalize();
     return 0;
 }
