@@ -300,7 +300,7 @@ typedef struct ph_log_reader ph_log_reader;
  * from PH_LOG_SLOT_TIME to PH_LOG_SLOT_USAGE - 1: the i-th time() result the
  * application's own code got before the event, 8 bytes, an int64_t.  Slots
  * from PH_LOG_SLOT_USAGE to PH_LOG_SLOT_CLOCK - 1: its i-th getrusage or
- * times result (ph_clock.h: ph_usage_pack).  Slots from PH_LOG_SLOT_CLOCK
+ * times result (ph_clock.h: ph_usage_pack_rusage, ph_usage_pack_times).  Slots from PH_LOG_SLOT_CLOCK
  * to PH_LOG_SLOT_WTIME - 1: its i-th clock_gettime or gettimeofday,
  * PH_LOG_CLOCK_LEN bytes: int64_t seconds, int64_t nanoseconds, int32_t
  * clock id (CLOCK_REALTIME for gettimeofday). */

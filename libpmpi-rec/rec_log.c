@@ -290,12 +290,15 @@ int getrusage(__rusage_who_t who, struct rusage *ru)
     return rc;
 }
 
+/* times(NULL) is Linux's cheap clock of ticks: logged as well, with the
+ * CPU times it did not ask for. */
 clock_t times(struct tms *buf)
 {
-    clock_t rc = ph_times(buf);
+    struct tms own;
+    clock_t rc = ph_times(buf ? buf : &own);
     if (rc != (clock_t)-1 && rec.active && rec.logging) {
         uint8_t v[PH_USAGE_TIMES_LEN];
-        ph_usage_pack_times(v, rc, buf);
+        ph_usage_pack_times(v, rc, buf ? buf : &own);
         log_app_value(&rec.usage, PH_LOG_SLOT_USAGE, PH_LOG_SLOT_CLOCK, v, sizeof v);
     }
     return rc;

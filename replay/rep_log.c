@@ -208,7 +208,7 @@ static logged_cursor usage_cursor = {UINT64_MAX, 0};
 
 int getrusage(__rusage_who_t who, struct rusage *ru)
 {
-    const uint8_t *d = rep.active && ph_in_app_code()
+    const uint8_t *d = ru && rep.active && ph_in_app_code() /* NULL: EFAULT, never logged */
                            ? logged_value(&usage_cursor, PH_LOG_SLOT_USAGE, PH_USAGE_RUSAGE_LEN)
                            : NULL;
     if (d && ph_usage_unpack_rusage(d, PH_USAGE_RUSAGE_LEN, who, ru) == 0)
@@ -224,11 +224,12 @@ clock_t times(struct tms *buf)
                            ? logged_value(&usage_cursor, PH_LOG_SLOT_USAGE, PH_USAGE_TIMES_LEN)
                            : NULL;
     clock_t rc;
-    if (d && ph_usage_unpack_times(d, PH_USAGE_TIMES_LEN, &rc, buf) == 0)
-        return rc;
+    struct tms own;
+    if (d && ph_usage_unpack_times(d, PH_USAGE_TIMES_LEN, &rc, buf ? buf : &own) == 0)
+        return rc; /* times(NULL): the ticks alone, as recorded */
     if (d)
         count_unanswered();
-    return ph_times(buf);
+    return ph_times(buf ? buf : &own);
 }
 
 /* clock_gettime and gettimeofday as recorded (rec_log.c says why). */

@@ -55,7 +55,8 @@ for k in (0, 1, 2):
     if t != sorted(t): sys.exit(f'rank {r}: clock {k} went back')
 PY
   # ... and its getrusage and times loops the same way, after clock()'s:
-  # getrusage(RUSAGE_SELF) read once per send and twice more, then times().
+  # getrusage(RUSAGE_SELF) read once per send and twice more, then times(),
+  # after the times(NULL) the program began with.
   python3 - "$WORK/timed.jsonl" "$WORK/timed.rec" $r <<'PY' || fail "dump --log: rank $r's getrusage and times not logged as made"
 import json, re, sys
 r = sys.argv[3]
@@ -63,9 +64,9 @@ u = [p for l in open(sys.argv[1]) if '"log"' in l for p in json.loads(l)['log'] 
 m = re.search(rf'rank {r} checksum \S+ \((?:\d+\+){{4}}(\d+)\+(\d+) sends', open(sys.argv[2]).read())
 rusage, times = int(m.group(1)), int(m.group(2))
 calls = [(p['call'], p.get('who')) for p in u]
-want = [('getrusage', 0)] * (rusage + 2) + [('times', None)] * (times + 2)
+want = [('times', None)] + [('getrusage', 0)] * (rusage + 2) + [('times', None)] * (times + 2)
 if calls != want:
-    sys.exit(f'rank {r}: {len(calls)} usage records {calls[:2]}..., the program made {rusage}+2 getrusage, {times}+2 times')
+    sys.exit(f'rank {r}: {len(calls)} usage records {calls[:2]}..., the program made 1 times(NULL), {rusage}+2 getrusage, {times}+2 times')
 cpu = [p['utime_us'] + p['stime_us'] for p in u if p['call'] == 'getrusage']
 if cpu != sorted(cpu) or cpu[-1] - cpu[0] < 3000:
     sys.exit(f'rank {r}: getrusage CPU time {cpu[0]}..{cpu[-1]} us, not increasing by the 3 ms the loop ran')
