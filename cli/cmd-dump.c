@@ -295,11 +295,12 @@ static int usage_of(const payload *p, int *who, struct rusage *ru, clock_t *tick
 {
     if (p->slot < PH_LOG_SLOT_USAGE || p->slot >= PH_LOG_SLOT_CLOCK)
         return 0;
-    for (int w = -1; w <= 1; w++) /* RUSAGE_CHILDREN, RUSAGE_SELF, RUSAGE_THREAD */
-        if (ph_usage_unpack_rusage(p->head, p->len, w, ru) == 0) {
-            *who = w;
-            return 1;
-        }
+    int32_t w; /* the record's own `who` (head is zero-filled past a short record) */
+    memcpy(&w, p->head + 4, sizeof w);
+    if (ph_usage_unpack_rusage(p->head, p->len, w, ru) == 0) {
+        *who = w;
+        return 1;
+    }
     return ph_usage_unpack_times(p->head, p->len, ticks, t) == 0 ? 2 : 0;
 }
 
