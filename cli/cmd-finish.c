@@ -67,6 +67,28 @@ static json_t *comms_json(const ph_trace *t)
 
 static json_t *string_or_null(const char *s) { return s ? json_string(s) : json_null(); }
 
+/* The user frame's caller, as {"function", "file", "line"}; NULL when the
+ * stack ends at the user frame or nothing of the caller resolves. */
+static json_t *caller_json(const ph_site_info *s, symbolizer *sym)
+{
+    char *function = NULL, *file = NULL;
+    int line = 0, f = sym_user_frame(s);
+    if (s->caller_function || s->caller_file) {
+        function = s->caller_function ? strdup(s->caller_function) : NULL;
+        file = s->caller_file ? strdup(s->caller_file) : NULL;
+        line = s->caller_line;
+    } else if (f >= 0) {
+        sym_resolve(sym, s, f + 1, &function, &file, &line); /* nothing past the last frame */
+    }
+    json_t *o = NULL;
+    if (function || file)
+        o = json_pack("{s:o, s:o, s:o}", "function", string_or_null(function), "file", string_or_null(file),
+                      "line", line > 0 ? json_integer(line) : json_null());
+    free(function);
+    free(file);
+    return o;
+}
+
 /* One site; symbolised now unless an earlier finish already did it. */
 static json_t *site_json(const ph_trace *t, uint32_t id, symbolizer *sym)
 {
@@ -92,6 +114,9 @@ static json_t *site_json(const ph_trace *t, uint32_t id, symbolizer *sym)
     json_object_set_new(o, "line", line > 0 ? json_integer(line) : json_null());
     free(function);
     free(file);
+    json_t *caller = caller_json(s, sym);
+    if (caller)
+        json_object_set_new(o, "caller", caller);
     return o;
 }
 

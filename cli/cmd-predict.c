@@ -293,6 +293,7 @@ static void progress_end(progress *pr)
 typedef struct report {
     const popts *o;
     ph_trace *t;
+    const cli_sites *sites; /* for cli_site_label */
     const simmpi_platform *pf;
     const simmpi_result *res;
     uint32_t ppn;
@@ -433,7 +434,7 @@ static void print_sites(const report *r)
     for (uint32_t i = 0; i < n && i < top; i++) {
         char id[16], where[512];
         snprintf(id, sizeof id, "%u", ids[i]);
-        cli_site_label(r->t, ids[i], where, sizeof where);
+        cli_site_label(r->sites, ids[i], where, sizeof where);
         const simmpi_breakdown *b = &r->res->sites[ids[i]];
         row(id, b->calls, comm_of(b), b, 0, 0);
         printf("  %-16s %s\n", cli_site_call(r->res->site_op[ids[i]]), where);
@@ -571,7 +572,7 @@ static json_t *ops_sites_json(const report *r, json_t **sites)
     *sites = json_array();
     for (uint32_t i = 0; ids && i < n; i++) {
         char where[512];
-        cli_site_label(r->t, ids[i], where, sizeof where);
+        cli_site_label(r->sites, ids[i], where, sizeof where);
         json_t *o = json_pack("{s:I, s:s, s:s}", "id", (json_int_t)ids[i], "call",
                               cli_site_call(r->res->site_op[ids[i]]), "where", where);
         json_object_update_new(o, bd_json(&r->res->sites[ids[i]], 0));
@@ -657,7 +658,7 @@ static int report_stuck(const report *r)
     for (uint32_t i = 0; i < r->res->nstuck; i++) {
         const simmpi_stuck *s = &r->res->stuck[i];
         char where[512], t[32];
-        cli_site_label(r->t, s->site, where, sizeof where);
+        cli_site_label(r->sites, s->site, where, sizeof where);
         fprintf(stderr, "phantom predict: %s: %s: rank %u blocked in %s at %s since %s, %s\n",
                 ph_trace_dir(r->t), why, s->rank, ph_op(s->op) ? ph_op(s->op)->name : "?", where,
                 simmpi_fmt_time(s->since, t, sizeof t), s->what);
@@ -779,7 +780,13 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
         return cli_error("predict", "%s", err.msg);
     if (rc < 0) /* the simulation's name no file: the trace's */
         return cli_error("predict", "%s: %s", ph_trace_dir(t), err.msg);
-    report r = {.o = o, .t = t, .pf = &so->platform, .res = res, .ppn = so->ppn, .probe_ns = so->host_probe_ns};
+    cli_sites *sites = cli_sites_new(t);
+    if (!sites) {
+        simmpi_result_free(res);
+        return cli_error("predict", "out of memory");
+    }
+    report r = {.o = o, .t = t, .sites = sites, .pf = &so->platform, .res = res, .ppn = so->ppn,
+                .probe_ns = so->host_probe_ns};
     if (res->nstuck)
         rc = report_stuck(&r);
     else if ((rc = check_replay_events(o, res, replayed)) == CLI_OK && o->json)
@@ -788,6 +795,7 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
         print_tables(&r);
     if (rc == CLI_OK && o->svg_out)
         rc = write_svg(&r, o->svg_out);
+    cli_sites_free(sites);
     simmpi_result_free(res);
     return rc == 0 ? cli_flush_stdout("predict") : rc;
 }

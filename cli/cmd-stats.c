@@ -80,6 +80,7 @@ typedef struct counted_acc {
 
 typedef struct stats {
     ph_trace *t;
+    cli_sites *labels; /* for cli_site_label */
     uint64_t probe_ns; /* the recorder's own part of each gap, not the program's */
     int json;
     int list_each; /* tables: a line per rank, not their spread */
@@ -565,7 +566,7 @@ static void print_sites(const stats *st)
     for (uint32_t i = 0; i < n && i < 10; i++) {
         const site_acc *s = &st->sites[ids[i]];
         char where[512], t[32];
-        cli_site_label(st->t, ids[i], where, sizeof where);
+        cli_site_label(st->labels, ids[i], where, sizeof where);
         printf("%-6u %10llu %11s %6.1f%%  %-16s %s\n", ids[i], (unsigned long long)s->calls,
                fmt_time(s->time_ns, t, sizeof t), pct(s->time_ns, st->total.mpi_ns), cli_site_call(s->op),
                where);
@@ -618,6 +619,15 @@ static void print_tables(const stats *st)
 
 /* ---- one JSON document ------------------------------------------------------------------ */
 
+/* The site's caller as phantom finish found it, or null. */
+static json_t *caller_json(const ph_site_info *s)
+{
+    if (!s->caller_function && !s->caller_file)
+        return json_null();
+    return json_pack("{s:s?, s:s?, s:o}", "function", s->caller_function, "file", s->caller_file, "line",
+                     s->caller_line > 0 ? json_integer(s->caller_line) : json_null());
+}
+
 static json_t *sites_json(const stats *st)
 {
     uint32_t n;
@@ -626,13 +636,13 @@ static json_t *sites_json(const stats *st)
     for (uint32_t i = 0; ids && i < n; i++) {
         const ph_site_info *s = ph_trace_site(st->t, ids[i]);
         char where[512];
-        cli_site_label(st->t, ids[i], where, sizeof where);
+        cli_site_label(st->labels, ids[i], where, sizeof where);
         json_array_append_new(
-            a, json_pack("{s:I, s:s, s:I, s:I, s:s?, s:s?, s:o, s:s}", "id", (json_int_t)ids[i], "call",
+            a, json_pack("{s:I, s:s, s:I, s:I, s:s?, s:s?, s:o, s:o, s:s}", "id", (json_int_t)ids[i], "call",
                          cli_site_call(st->sites[ids[i]].op), "calls", (json_int_t)st->sites[ids[i]].calls,
                          "time_ns", (json_int_t)st->sites[ids[i]].time_ns, "function", s->function, "file",
                          s->file, "line", s->line > 0 ? json_integer(s->line) : json_null(),
-                         "where", where));
+                         "caller", caller_json(s), "where", where));
     }
     free(ids);
     return a;
@@ -718,6 +728,10 @@ static int run(int argc, char **argv)
     ph_err err;
     if (!(st.t = ph_trace_open(path, &err)))
         return cli_error("stats", "%s", err.msg);
+    if (!(st.labels = cli_sites_new(st.t))) {
+        ph_trace_close(st.t);
+        return cli_error("stats", "out of memory");
+    }
     st.probe_ns = ph_trace_probe_gap_ns(st.t);
     int rc = collect(&st, opt, spec);
     if (rc == CLI_OK && st.json)
@@ -730,6 +744,7 @@ static int run(int argc, char **argv)
     free(st.ranks);
     free(st.sites);
     free(st.counted);
+    cli_sites_free(st.labels);
     ph_trace_close(st.t);
     return cli_end_warnings(rc);
 }

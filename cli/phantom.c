@@ -456,16 +456,146 @@ static const char *demangled(const char *name, char *buf, size_t cap)
     return out;
 }
 
-void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap)
+static int user_frame_or_first(const ph_site_info *s)
 {
-    const ph_site_info *s = ph_trace_site(t, site);
-    if (!s || !s->nframes) {
-        snprintf(buf, cap, "%s", s ? "(no stack)" : "?");
-        return;
-    }
     int f = sym_user_frame(s); /* the frame finish symbolised; the first if all are MPI's */
-    if (f < 0)
-        f = 0;
+    return f < 0 ? 0 : f;
+}
+
+static int same_frame(const ph_site_info *a, uint32_t i, const ph_site_info *b, uint32_t j)
+{
+    return a->offsets[i] == b->offsets[j] && strcmp(base_name(a->modules[i]), base_name(b->modules[j])) == 0;
+}
+
+static int cmp_string(const char *a, const char *b) { return a && b ? strcmp(a, b) : (a != NULL) - (b != NULL); }
+
+static int cmp_u64(uint64_t a, uint64_t b) { return (a > b) - (a < b); }
+
+/* Orders sites by the label site_base_label gives them, field by field
+ * (demangling every site would be slow): 0 exactly when the labels are the
+ * same.  A site without a stack reads the same as no other. */
+static int cmp_label(const ph_site_info *a, const ph_site_info *b)
+{
+    if (!a->nframes || !b->nframes)
+        return a->nframes || b->nframes ? cmp_u64(a->nframes, b->nframes) : cmp_u64(a->gid, b->gid);
+    int shows_at = !a->file, c; /* the label shows the address, not file:line */
+    if ((c = (!b->file) - shows_at) || (c = cmp_string(a->function, b->function)))
+        return c;
+    if (!shows_at) {
+        if ((c = strcmp(base_name(a->file), base_name(b->file))))
+            return c;
+        return cmp_u64(a->line > 0 ? (uint64_t)a->line : 0, b->line > 0 ? (uint64_t)b->line : 0);
+    }
+    int fa = user_frame_or_first(a), fb = user_frame_or_first(b);
+    if ((c = strcmp(base_name(a->modules[fa]), base_name(b->modules[fb]))))
+        return c;
+    return cmp_u64(a->offsets[fa], b->offsets[fb]);
+}
+
+static int cmp_label_id(const void *x, const void *y, void *trace)
+{
+    uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+    int c = cmp_label(ph_trace_site(trace, i), ph_trace_site(trace, j));
+    return c ? c : cmp_u64(i, j);
+}
+
+struct cli_sites {
+    const ph_trace *t;
+    uint32_t *order; /* site ids by label: sites of one label side by side */
+    uint32_t *pos;   /* a site's place in order */
+};
+
+cli_sites *cli_sites_new(const ph_trace *t)
+{
+    uint32_t n = ph_trace_nsites(t);
+    cli_sites *g = calloc(1, sizeof *g);
+    if (!g || !(g->order = malloc((n ? n : 1) * sizeof *g->order)) ||
+        !(g->pos = malloc((n ? n : 1) * sizeof *g->pos))) {
+        cli_sites_free(g);
+        return NULL;
+    }
+    g->t = t;
+    for (uint32_t i = 0; i < n; i++)
+        g->order[i] = i;
+    qsort_r(g->order, n, sizeof *g->order, cmp_label_id, (void *)t);
+    for (uint32_t i = 0; i < n; i++)
+        g->pos[g->order[i]] = i;
+    return g;
+}
+
+void cli_sites_free(cli_sites *g)
+{
+    if (g) {
+        free(g->order);
+        free(g->pos);
+        free(g);
+    }
+}
+
+/* The sites of site's label: order[*from .. *to), site among them. */
+static void label_group(const cli_sites *g, uint32_t site, uint32_t *from, uint32_t *to)
+{
+    const ph_site_info *s = ph_trace_site(g->t, site);
+    uint32_t n = ph_trace_nsites(g->t), i = g->pos[site], j = i + 1;
+    while (i > 0 && !cmp_label(ph_trace_site(g->t, g->order[i - 1]), s))
+        i--;
+    while (j < n && !cmp_label(ph_trace_site(g->t, g->order[j]), s))
+        j++;
+    *from = i;
+    *to = j;
+}
+
+/* Where a's stack parts from b's, counted from a's user frame f: the
+ * first caller frame that differs (or that only one of them has); when
+ * their callers are the same, f itself (two calls on one line); else a
+ * frame inside the MPI library below f.  -1 if the stacks are the same
+ * from the user frame on. */
+static int parting_frame(const ph_site_info *a, int f, const ph_site_info *b)
+{
+    int g = user_frame_or_first(b);
+    for (uint32_t k = 1; (uint32_t)f + k < a->nframes; k++)
+        if ((uint32_t)g + k >= b->nframes || !same_frame(a, (uint32_t)f + k, b, (uint32_t)g + k))
+            return f + (int)k;
+    if (!same_frame(a, (uint32_t)f, b, (uint32_t)g))
+        return f;
+    for (int k = 1; k <= f; k++)
+        if (g - k < 0 || !same_frame(a, (uint32_t)(f - k), b, (uint32_t)(g - k)))
+            return f - k;
+    return -1;
+}
+
+/* Of two parting frames, the one a label shows: a caller before the user
+ * frame before the MPI library's; the farthest caller, as the first
+ * differences from two other sites may be at two depths and only the
+ * deeper one tells a from both. */
+static int better_part(int k, int than, int f)
+{
+    int sk = k > f ? 2 : k == f, st = than > f ? 2 : than == f;
+    return k >= 0 && (than < 0 || sk > st || (sk == st && k > than));
+}
+
+/* Does the caller's name (its file and line where finish found them, else
+ * its function) tell s apart from every other site of its label? */
+static int caller_names_differ(const cli_sites *g, uint32_t site, uint32_t from, uint32_t to)
+{
+    const ph_site_info *s = ph_trace_site(g->t, site);
+    int by_line = s->caller_file && s->caller_line > 0;
+    if (!by_line && !s->caller_function)
+        return 0;
+    for (uint32_t i = from; i < to; i++) {
+        const ph_site_info *o = ph_trace_site(g->t, g->order[i]);
+        if (g->order[i] != site &&
+            (by_line ? o->caller_file && o->caller_line == s->caller_line &&
+                           strcmp(base_name(o->caller_file), base_name(s->caller_file)) == 0
+                     : !cmp_string(o->caller_function, s->caller_function)))
+            return 0;
+    }
+    return 1;
+}
+
+static void site_base_label(const ph_site_info *s, char *buf, size_t cap)
+{
+    int f = user_frame_or_first(s);
     char at[300];
     snprintf(at, sizeof at, "%s+0x%llx", base_name(s->modules[f]), (unsigned long long)s->offsets[f]);
     if (!s->function && !s->file) {
@@ -480,6 +610,44 @@ void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap)
         snprintf(buf, cap, "%s %s", fn, base_name(s->file));
     else /* no line to tell two calls in one function apart: the address does */
         snprintf(buf, cap, "%s (%s)", fn, at);
+}
+
+void cli_site_label(const cli_sites *g, uint32_t site, char *buf, size_t cap)
+{
+    const ph_site_info *s = ph_trace_site(g->t, site);
+    if (!s || !s->nframes) {
+        snprintf(buf, cap, "%s", s ? "(no stack)" : "?");
+        return;
+    }
+    site_base_label(s, buf, cap);
+    /* A site is its whole stack, a label one frame of it: one MPI_Send
+     * reached from two callers is two sites of one label, two rows of a
+     * table that look the same.  Each such label names the frame where
+     * its stack parts from the others'. */
+    uint32_t from, to;
+    label_group(g, site, &from, &to);
+    int f = user_frame_or_first(s), part = -1;
+    for (uint32_t i = from; i < to; i++)
+        if (g->order[i] != site) {
+            int k = parting_frame(s, f, ph_trace_site(g->t, g->order[i]));
+            if (better_part(k, part, f))
+                part = k;
+        }
+    if (part < 0)
+        return;
+    size_t len = strlen(buf);
+    if (part == f + 1 && caller_names_differ(g, site, from, to)) {
+        char name[512];
+        const char *fn = s->caller_function ? demangled(s->caller_function, name, sizeof name) : NULL;
+        if (s->caller_file && s->caller_line > 0)
+            snprintf(buf + len, cap - len, " from %s%s%s:%d", fn ? fn : "", fn ? " " : "",
+                     base_name(s->caller_file), s->caller_line);
+        else
+            snprintf(buf + len, cap - len, " from %s", fn);
+        return;
+    }
+    snprintf(buf + len, cap - len, part == f ? " (%s+0x%llx)" : part > f ? " from %s+0x%llx" : " via %s+0x%llx",
+             base_name(s->modules[part]), (unsigned long long)s->offsets[part]);
 }
 
 const char *cli_site_call(uint16_t op)

@@ -90,10 +90,17 @@ const char *cli_shell_word(const char *s, char *buf, size_t cap);
 void cli_warn_incomplete(const char *verb, const ph_rank_reader *r, uint32_t rank,
                          uint64_t events);
 int cli_end_warnings(int rc);
+/* A trace's call sites grouped by how they read: what cli_site_label needs
+ * to tell apart sites that would read the same.  NULL: out of memory. */
+typedef struct cli_sites cli_sites;
+cli_sites *cli_sites_new(const ph_trace *t);
+void cli_sites_free(cli_sites *g);
 /* Where a call site is, for humans: "main lu.c:120", "Foo::bar()
  * (libfoo.so+0x1234)" when there is no line, "libfoo.so+0x1234" or "?".
- * C++ names are demangled. */
-void cli_site_label(const ph_trace *t, uint32_t site, char *buf, size_t cap);
+ * C++ names are demangled.  One call reached from several places is a
+ * site for each; their labels add where each was called from ("... from
+ * Verlet::run(int)", "... from main app.c:97", "... from app+0x1234"). */
+void cli_site_label(const cli_sites *g, uint32_t site, char *buf, size_t cap);
 /* The name of the MPI call a call site makes (ph_site_op_note), "several"
  * for PH_SITE_OPS. */
 const char *cli_site_call(uint16_t op);

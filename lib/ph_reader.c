@@ -472,6 +472,22 @@ static int add_site(ph_trace *t, uint64_t gid, uint32_t nframes, char **modules,
     return 0;
 }
 
+/* meta.json's "caller" of site gid (absent in traces finished before it). */
+static int set_site_caller(ph_trace *t, uint64_t gid, const json_t *caller)
+{
+    long i = gid_find(&t->site_ids, gid);
+    if (i < 0 || !json_is_object(caller) || t->sites[i].caller_function || t->sites[i].caller_file)
+        return 0;
+    ph_site_info *s = &t->sites[i];
+    const char *function = json_string_value(json_object_get(caller, "function"));
+    const char *file = json_string_value(json_object_get(caller, "file"));
+    json_int_t line = json_integer_value(json_object_get(caller, "line"));
+    if ((function && !(s->caller_function = strdup(function))) || (file && !(s->caller_file = strdup(file))))
+        return -1;
+    s->caller_line = line > 0 && line <= INT32_MAX ? (int)line : 0;
+    return 0;
+}
+
 /* ---- the rank reader --------------------------------------------------------- */
 
 /* A rank's local ids -> trace-wide ids.  The first LOCAL_INLINE live in the
@@ -1377,7 +1393,8 @@ static int load_tables_from_meta(ph_trace *t, ph_err *err)
         if (add_site(t, strtoull(g, NULL, 16), (uint32_t)n, mods, offs,
                      json_string_value(json_object_get(v, "function")),
                      json_string_value(json_object_get(v, "file")),
-                     (int)json_integer_value(json_object_get(v, "line"))) < 0) {
+                     (int)json_integer_value(json_object_get(v, "line"))) < 0 ||
+            set_site_caller(t, strtoull(g, NULL, 16), json_object_get(v, "caller")) < 0) {
             ph_err_set(err, "out of memory");
             return -1;
         }
@@ -1545,6 +1562,8 @@ void ph_trace_close(ph_trace *t)
         free(t->sites[i].modules);
         free(t->sites[i].offsets);
         free(t->sites[i].function);
+        free(t->sites[i].caller_function);
+        free(t->sites[i].caller_file);
         free(t->sites[i].file);
     }
     free(t->sites);

@@ -233,6 +233,11 @@ typedef struct ph_site_info {
     uint64_t *offsets; /* offset within module per frame */
     char *function, *file; /* symbolised where debug info allowed (may be NULL) */
     int line;
+    /* The user frame's caller (the frame after it), symbolised by phantom
+     * finish the same way: what tells apart two sites of one MPI call in one
+     * function reached from two places (may be NULL, 0). */
+    char *caller_function, *caller_file;
+    int caller_line;
 } ph_site_info;
 
 typedef struct ph_trace ph_trace;

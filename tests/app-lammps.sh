@@ -39,18 +39,38 @@ cat "$WORK/count"
 
 # LAMMPS is C++ without debug information: its call sites are symbols,
 # shown demangled (c++filt, binutils', is the oracle) with the address that
-# tells a function's calls apart.
+# tells a function's calls apart.  One call reached from two callers
+# (CommBrick::borders() from Verlet::setup and from Verlet::run) is two
+# sites, and each label ends with its caller, demangled too.
 "$PHANTOM" stats "$WORK/trace" --json > "$WORK/stats.json" || fail "phantom stats --json"
 python3 - "$WORK/stats.json" <<'PY' || fail "LAMMPS call sites are not shown demangled"
-import json, subprocess, sys
+import json, re, subprocess, sys
+def demangle(names):
+    return subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
+                          check=True).stdout.splitlines()
 sites = [s for s in json.load(open(sys.argv[1]))["sites"] if (s["function"] or "").startswith("_Z")]
 if len(sites) < 4: sys.exit(f"{len(sites)} C++ call sites: {sites}")
-names = subprocess.run(["c++filt"], input="\n".join(s["function"] for s in sites), capture_output=True,
-                       text=True, check=True).stdout.splitlines()
-for s, name in zip(sites, names):
-    rest = s["where"][len(name):]
-    if not s["where"].startswith(name + " (liblammps") or "+0x" not in rest or not rest.endswith(")"):
+names = demangle([s["function"] for s in sites])
+callers = demangle([(s["caller"] or {}).get("function") or "-" for s in sites])
+shared = {}
+for s, name, caller in zip(sites, names, callers):
+    label = re.fullmatch(re.escape(name) + r" \((liblammps[^ ]*\+0x[0-9a-f]+)\)( from (.*))?", s["where"])
+    if not label:
         sys.exit(f"site {s['id']}: {s['where']!r}, c++filt says {name!r}")
-print(f"{len(sites)} C++ call sites demangled, e.g. {sites[0]['where']}")
+    shared.setdefault(label.group(1), []).append((s, label.group(3), caller))
+parted = 0
+for at, same in shared.items():
+    named = len({caller for _, _, caller in same}) == len(same) # else the callers' addresses
+    if len(same) > 1 and len({shown for _, shown, _ in same}) != len(same):
+        sys.exit(f"sites of {at} still read the same: {[s['where'] for s, _, _ in same]}")
+    for s, shown, caller in same:
+        if len(same) > 1 and (shown != caller if named else not re.fullmatch(r"liblammps[^ ]*\+0x[0-9a-f]+", shown or "")):
+            sys.exit(f"site {s['id']}: {s['where']!r} shares {at} with another site, c++filt says its caller is {caller!r}")
+        if len(same) == 1 and shown is not None:
+            sys.exit(f"site {s['id']}: {s['where']!r} names a caller though no other site reads the same")
+    parted += len(same) > 1
+if not parted: sys.exit("no call reached from two callers: the check of their labels cannot fail")
+print(f"{len(sites)} C++ call sites demangled, {parted} reached from several callers, e.g. " +
+      next(s["where"] for same in shared.values() if len(same) > 1 for s, _, _ in same))
 PY
 echo "ok: LAMMPS melt, 2 ranks: thermo table unchanged, $(grep -c . "$WORK/dump.jsonl") dump lines"

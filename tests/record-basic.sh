@@ -93,17 +93,31 @@ nm "$fprog" | grep -q ' t sync_all\.[0-9]*$' ||
   fail "gfortran did not make sync_all a local symbol of its own: the check below cannot fail"
 xline=$(grep -n 'call MPI_Sendrecv_replace' "$top_srcdir/tests/progs/fmodule.f90" | cut -d: -f1)
 bline=$(grep -n 'call MPI_Barrier' "$top_srcdir/tests/progs/fmodule.f90" | cut -d: -f1)
-python3 - "$WORK/fstats.json" "$xline" "$bline" <<'PY' || fail "the Fortran procedures' call sites"
+clines=$(grep -n 'call sync_all(' "$top_srcdir/tests/progs/fmodule.f90" | cut -d: -f1 | tr '\n' ' ')
+python3 - "$WORK/fstats.json" "$xline" "$bline" $clines <<'PY' || fail "the Fortran procedures' call sites"
 import json, sys
-xline, bline = sys.argv[2], sys.argv[3]
+xline, bline, clines = sys.argv[2], sys.argv[3], sys.argv[4:]
 s = [x for x in json.load(open(sys.argv[1]))["sites"] if x["call"] == "MPI_Sendrecv_replace"]
 if len(s) != 1 or s[0]["function"] != "__halo_MOD_exchange" or s[0]["where"] != f"halo::exchange fmodule.f90:{xline}":
     sys.exit(f"Sendrecv_replace sites: {s}")
 # the internal procedure (two sites: called from two places), whose symbol is
-# sync_all.N and whose DWARF name is sync_all
+# sync_all.N and whose DWARF name is sync_all; each site's label names the
+# line it was called from, the one thing that tells the two apart
 b = [x for x in json.load(open(sys.argv[1]))["sites"] if x["call"] == "MPI_Barrier"]
-if len(b) != 2 or any(x["function"] != "sync_all" or x["where"] != f"sync_all fmodule.f90:{bline}" for x in b):
+if len(b) != 2 or len(clines) != 2 or any(x["function"] != "sync_all" for x in b):
     sys.exit(f"Barrier sites: {b}")
+# MPI_Init and MPI_Finalize of a main program: gfortran gives both calls the
+# program statement's line (doc/recorder.md), so their labels add the address
+i, f = ([x for x in json.load(open(sys.argv[1]))["sites"] if x["call"] == c] for c in ("MPI_Init", "MPI_Finalize"))
+if len(i) != 1 or len(f) != 1 or i[0]["line"] != f[0]["line"] or i[0]["where"] == f[0]["where"] or \
+   not all(x["where"].startswith(f"{x['function']} fmodule.f90:{x['line']} (fmodule+0x") for x in i + f):
+    sys.exit(f"MPI_Init and MPI_Finalize sites: {i} {f}")
+b.sort(key=lambda x: x["caller"]["line"])
+for x, cline in zip(b, clines):
+    c = x["caller"]
+    if not c["file"].endswith("fmodule.f90") or str(c["line"]) != cline or \
+       x["where"] != f"sync_all fmodule.f90:{bline} from {c['function']} fmodule.f90:{cline}":
+        sys.exit(f"Barrier site called from line {cline}: {x}")
 PY
 grep -Eq " MPI_Sendrecv_replace +halo::exchange fmodule.f90:$xline$" "$WORK/fpredict.txt" ||
   fail "predict's site table: $(grep Sendrecv_replace "$WORK/fpredict.txt")"
