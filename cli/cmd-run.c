@@ -82,6 +82,7 @@ typedef struct ropts {
 typedef struct study {
     const ropts *o;
     char *dir, *json, *trace, *trace_meta, *plan, *log, *log_meta, *replay, *replay_meta;
+    char *self; /* this phantom's binary (NULL if unknown): a prediction older than it is made again */
     char **launcher, **program; /* NULL-terminated views into o->cmd (launcher copied) */
     json_t *platforms; /* the platform files */
     int nlauncher;
@@ -266,6 +267,10 @@ static int study_paths(study *s)
     snprintf(rel, sizeof rel, "log.trace/replay/%s", name);
     s->replay = path_of(s->dir, rel);
     s->replay_meta = path_of(s->replay, "meta.json");
+    /* The model is phantom's own: after an upgrade (or a rebuild) the
+     * predictions are the new simulator's, not kept from the old one.  The
+     * record, the plan and the replays are measurements and stay. */
+    s->self = realpath("/proc/self/exe", NULL);
     if (!s->dir || !s->json || !s->trace || !s->trace_meta || !s->plan || !s->log ||
         !s->log_meta || !s->replay || !s->replay_meta)
         return cli_error("run", "out of memory");
@@ -293,7 +298,7 @@ static int use_single(study *s)
 static void study_free(study *s)
 {
     char *p[] = {s->dir, s->json, s->trace, s->trace_meta, s->plan, s->log, s->log_meta,
-                 s->replay, s->replay_meta};
+                 s->replay, s->replay_meta, s->self};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         free(p[i]);
     free(s->launcher);
@@ -836,7 +841,7 @@ static int predict_one(study *s, const char *pf, const char *base, uint32_t node
     if (!(out = path_of(s->dir, rel)) || asprintf(&tmp, "%s.tmp", out) < 0)
         return free(out), cli_error("run", "out of memory");
     int rc = CLI_OK;
-    if (s->redo || !up_to_date(out, s->replay_meta, s->plan, s->trace_meta, pf, NULL)) {
+    if (s->redo || !up_to_date(out, s->replay_meta, s->plan, s->trace_meta, pf, s->self /* may end the list */, NULL)) {
         args a = {0};
         char what[300];
         add(&a, "phantom"), add(&a, "predict"), add(&a, s->trace), add(&a, "--platform"), add(&a, pf);

@@ -4,7 +4,8 @@
 # what `phantom predict` gives for the same trace, plan and replayed vectors;
 # the replay covers exactly the plan's runs (one, from a subgroup log; with
 # four groups, two from a full log); a rerun redoes nothing, a touched
-# platform file redoes only its own predictions, a replay run lost or
+# platform file redoes only its own predictions, and a newer phantom all of
+# them (nothing else), a replay run lost or
 # another --repeat redoes steps 4 and 5; another command on
 # the study, a failing command and bad options get one clear line; with one
 # group, the ranks replayed on the representative's node keep their own
@@ -88,6 +89,17 @@ touch "$WORK/ib-qdr.conf"
 chain -- mpirun --oversubscribe -np 4 "$prog" 256 40 || { cat "$WORK/err"; fail "phantom run after touch"; }
 grep -q "predict ib-qdr: 9 predictions, 9 made, 0 up to date" "$WORK/err" || fail "ib-qdr not predicted again"
 grep -q "predict 10gbe-cloud: 9 predictions, 0 made, 9 up to date" "$WORK/err" || fail "10gbe-cloud predicted again"
+# Predictions older than phantom itself (an upgrade) are made again, and
+# nothing else: every input is older than them, they are older than it.
+find "$S" "$WORK/ib-qdr.conf" "$WORK/10gbe-cloud.conf" -exec touch -d '2001-01-01 00:00' {} +
+touch -d '2001-01-02 00:00' "$S"/predict/*.json
+chain -- mpirun --oversubscribe -np 4 "$prog" 256 40 || { cat "$WORK/err"; fail "phantom run after an upgrade"; }
+for k in 1 2 3 4; do
+  grep -q "^phantom run: step $k/6, .*: up to date$" "$WORK/err" || fail "step $k ran again after an upgrade: $(cat "$WORK/err")"
+done
+for p in ib-qdr 10gbe-cloud; do
+  grep -q "predict $p: 9 predictions, 9 made, 0 up to date" "$WORK/err" || fail "$p not predicted again after an upgrade: $(cat "$WORK/err")"
+done
 
 # Four groups on two nodes: two replay runs from one full log, cut at the
 # iterations they replay.  One run's result lost (as when step 4 is
