@@ -5,7 +5,7 @@ set -eu
 PKGS="build-essential autoconf automake libtool pkg-config python3 gfortran
 openmpi-bin libopenmpi-dev libzstd-dev zstd libunwind-dev libjansson-dev libdw-dev libiberty-dev
 lammps lammps-examples hpcc libsimgrid-dev quantum-espresso quantum-espresso-data
-chromium fonts-dejavu-core tesseract-ocr python3-pil"
+chromium fonts-dejavu-core tesseract-ocr python3-pil python3-mpi4py"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
