@@ -4,6 +4,7 @@
 #include "phantom.h" /* cli_currency_is_symbol */
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Okabe & Ito, "Color Universal Design" (2002): distinguishable with every
@@ -290,6 +291,53 @@ static void draw_front(FILE *f, const axis_map *xa, const axis_map *ya, const sv
     }
 }
 
+/* A point's tag, a few characters of 12 px type: its box, left to right
+ * and top to bottom in pixels. */
+typedef struct tag_box {
+    double x0, x1, y0, y1;
+} tag_box;
+
+static int boxes_meet(const tag_box *a, const tag_box *b)
+{
+    return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
+/* Writes the tag of the point at (px, py) at the first of four places
+ * round it (above right, below right, above left, below left) that meets
+ * no tag placed before, so that two platforms' points at nearly one time
+ * and cost keep both their node counts readable; where all four meet one,
+ * above right.  placed[*n] gets its box. */
+static const struct tag_place {
+    double dx, dy; /* the text's anchor from the point */
+    int end;       /* anchored at its end: left of the point */
+} tag_places[] = {{10, -8, 0}, {10, 18, 0}, {-10, -8, 1}, {-10, 18, 1}};
+
+static tag_box tag_box_at(double px, double py, size_t c, double w)
+{
+    double x = px + tag_places[c].dx, y = py + tag_places[c].dy;
+    return (tag_box){tag_places[c].end ? x - w : x, tag_places[c].end ? x : x + w, y - 12, y + 3};
+}
+
+static void place_tag(FILE *f, double px, double py, const char *text, tag_box *placed, size_t *n)
+{
+    const size_t nplaces = sizeof tag_places / sizeof tag_places[0];
+    double w = 7.0 * (double)strlen(text) + 2; /* 12 px type: at most 7 px a character */
+    size_t c = 0, k = *n;
+    for (; c < nplaces; c++) {
+        tag_box b = tag_box_at(px, py, c, w);
+        for (k = 0; k < *n && !boxes_meet(&b, &placed[k]); k++)
+            ;
+        if (k == *n)
+            break;
+    }
+    if (c == nplaces)
+        c = 0;
+    placed[(*n)++] = tag_box_at(px, py, c, w);
+    const struct tag_place *at = &tag_places[c];
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tag\"%s>%s</text>", px + at->dx, py + at->dy,
+            at->end ? " text-anchor=\"end\"" : "", text);
+}
+
 void svg_scatter(FILE *f, const char *title, const svg_axis *x, const svg_axis *y, const svg_series *s,
                  size_t ns, const svg_front *front)
 {
@@ -297,17 +345,27 @@ void svg_scatter(FILE *f, const char *title, const svg_axis *x, const svg_axis *
     fit_axes(&xa, &ya, x, y, s, ns);
     open_svg(f, title, W, H);
     draw_axes(f, &xa, &ya, x, y);
+    size_t npoints = 0, ntags = 0;
+    for (size_t i = 0; i < ns; i++)
+        npoints += s[i].n;
+    tag_box *placed = calloc(npoints ? npoints : 1, sizeof *placed); /* NULL: tags where they fall */
     for (size_t i = 0; i < ns; i++) {
         for (size_t k = 0; k < s[i].n; k++) {
             double px = to_px(&xa, s[i].x[k]), py = to_px(&ya, s[i].y[k]);
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"7\" fill=\"%s\"/>", px, py, s[i].colour);
-            if (s[i].tag)
-                fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tag\">%g%s</text>", px + 10, py - 8,
-                        s[i].tag[k], s[i].tag_unit ? s[i].tag_unit : "");
+            if (s[i].tag) {
+                char text[64];
+                snprintf(text, sizeof text, "%g%s", s[i].tag[k], s[i].tag_unit ? s[i].tag_unit : "");
+                if (placed)
+                    place_tag(f, px, py, text, placed, &ntags);
+                else
+                    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tag\">%s</text>", px + 10, py - 8, text);
+            }
             fputc('\n', f);
         }
         legend_series(f, (int)i, &s[i], 0);
     }
+    free(placed);
     draw_front(f, &xa, &ya, front, (int)ns);
     fputs("</svg>\n", f);
 }

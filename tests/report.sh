@@ -296,6 +296,37 @@ y_ticks = [float(t) for t in re.findall(r'class="tick" text-anchor="end">([^<]*)
 assert y_ticks[-1] >= hi * {"s": 1, "ms": 1e3, "us": 1e6}[unit] > y_ticks[-2], (y_ticks, hi)
 PY
 
+# ---- two platforms' points on one spot (one node each, the same time and
+# cost): both node-count tags stay readable, no tag's box on another's
+rm -rf "$WORK/c.study" && cp -a "$S" "$WORK/c.study"
+python3 - "$WORK/c.study" <<'PY'
+import json, sys
+d = sys.argv[1]
+one = [p for p in json.load(open(d + "/study.json"))["predictions"]
+       if p["nodes"] == 1 and p["what_if"] == {"comp": 1.0, "net": 1.0}]
+assert len({p["platform"] for p in one}) == 2, one
+a, b = (json.load(open(d + "/" + p["file"])) for p in one)
+for k in ("predicted_ps", "predicted_s", "cost", "price_per_node_hour", "currency"):
+    b[k] = a.get(k)
+json.dump(b, open(d + "/" + one[1]["file"], "w"))
+PY
+"$PHANTOM" report "$WORK/c.study" > /dev/null 2> "$WORK/err" || fail "report of two coinciding points: $(cat "$WORK/err")"
+python3 - "$WORK/c.study/report.html" <<'PY' || fail "the cost plot's tags"
+import re, sys
+plot = open(sys.argv[1]).read().split("Cost of a run against its time")[2].split("</svg>")[0]
+tags = re.findall(r'<text x="([-0-9.]+)" y="([-0-9.]+)" class="tag"( text-anchor="end")?>([^<]*)<', plot)
+assert len(tags) >= 6 and sum(t[3] == "1 n" for t in tags) == 2, tags
+def box(x, y, end, text): # as report-svg.c sizes a tag: 12 px type, at most 7 px a character
+    x, y, w = float(x), float(y), 7 * len(text) + 2
+    return (x - w if end else x, x if end else x + w, y - 12, y + 3)
+boxes = [box(*t) for t in tags]
+for i in range(len(boxes)):
+    for j in range(i):
+        a, b = boxes[i], boxes[j]
+        if a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]:
+            sys.exit(f"tags {tags[j]} and {tags[i]} overlap")
+PY
+
 # ---- the page as a browser shows it
 timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
   --user-data-dir="$WORK/chromium-profile" --screenshot="$WORK/shot.png" \
