@@ -302,11 +302,7 @@ static int boxes_meet(const tag_box *a, const tag_box *b)
     return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
 }
 
-/* Writes the tag of the point at (px, py) at the first of four places
- * round it (above right, below right, above left, below left) that meets
- * no tag placed before, so that two platforms' points at nearly one time
- * and cost keep both their node counts readable; where all four meet one,
- * above right.  placed[*n] gets its box. */
+/* Where a tag may go round its point, in the order tried. */
 static const struct tag_place {
     double dx, dy; /* the text's anchor from the point */
     int end;       /* anchored at its end: left of the point */
@@ -318,6 +314,11 @@ static tag_box tag_box_at(double px, double py, size_t c, double w)
     return (tag_box){tag_places[c].end ? x - w : x, tag_places[c].end ? x : x + w, y - 12, y + 3};
 }
 
+/* Writes the tag of the point at (px, py) at the first of four places
+ * round it (above right, below right, above left, below left) that meets
+ * no tag placed before, so that two platforms' points at nearly one time
+ * and cost keep both their node counts readable; where all four meet one,
+ * above right.  placed[*n] gets its box. */
 static void place_tag(FILE *f, double px, double py, const char *text, tag_box *placed, size_t *n)
 {
     const size_t nplaces = sizeof tag_places / sizeof tag_places[0];
