@@ -318,22 +318,25 @@ static tag_box tag_box_at(double px, double py, size_t c, double w)
  * round it (above right, below right, above left, below left) that meets
  * no tag placed before, so that two platforms' points at nearly one time
  * and cost keep both their node counts readable; where all four meet one,
- * above right.  placed[*n] gets its box. */
+ * above right.  placed[*n] gets its box; placed NULL (out of memory): above
+ * right, whatever is there. */
 static void place_tag(FILE *f, double px, double py, const char *text, tag_box *placed, size_t *n)
 {
     const size_t nplaces = sizeof tag_places / sizeof tag_places[0];
     double w = 7.0 * (double)strlen(text) + 2; /* 12 px type: at most 7 px a character */
-    size_t c = 0, k = *n;
-    for (; c < nplaces; c++) {
+    size_t c = 0;
+    for (; placed && c < nplaces; c++) {
         tag_box b = tag_box_at(px, py, c, w);
-        for (k = 0; k < *n && !boxes_meet(&b, &placed[k]); k++)
-            ;
+        size_t k = 0;
+        while (k < *n && !boxes_meet(&b, &placed[k]))
+            k++;
         if (k == *n)
             break;
     }
     if (c == nplaces)
         c = 0;
-    placed[(*n)++] = tag_box_at(px, py, c, w);
+    if (placed)
+        placed[(*n)++] = tag_box_at(px, py, c, w);
     const struct tag_place *at = &tag_places[c];
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tag\"%s>%s</text>", px + at->dx, py + at->dy,
             at->end ? " text-anchor=\"end\"" : "", text);
@@ -349,7 +352,7 @@ void svg_scatter(FILE *f, const char *title, const svg_axis *x, const svg_axis *
     size_t npoints = 0, ntags = 0;
     for (size_t i = 0; i < ns; i++)
         npoints += s[i].n;
-    tag_box *placed = calloc(npoints ? npoints : 1, sizeof *placed); /* NULL: tags where they fall */
+    tag_box *placed = calloc(npoints ? npoints : 1, sizeof *placed);
     for (size_t i = 0; i < ns; i++) {
         for (size_t k = 0; k < s[i].n; k++) {
             double px = to_px(&xa, s[i].x[k]), py = to_px(&ya, s[i].y[k]);
@@ -357,10 +360,7 @@ void svg_scatter(FILE *f, const char *title, const svg_axis *x, const svg_axis *
             if (s[i].tag) {
                 char text[64];
                 snprintf(text, sizeof text, "%g%s", s[i].tag[k], s[i].tag_unit ? s[i].tag_unit : "");
-                if (placed)
-                    place_tag(f, px, py, text, placed, &ntags);
-                else
-                    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" class=\"tag\">%s</text>", px + 10, py - 8, text);
+                place_tag(f, px, py, text, placed, &ntags);
             }
             fputc('\n', f);
         }
