@@ -298,6 +298,7 @@ typedef struct report {
     const simmpi_result *res;
     uint32_t ppn;
     uint64_t probe_ns; /* taken off each host gap */
+    json_t *untraced; /* cli_untraced_json: what the simulation left out */
 } report;
 
 static double secs(simtime t) { return (double)t / 1e12; }
@@ -625,6 +626,7 @@ static int print_json(const report *r)
     json_object_set_new(doc, "ops", ops);
     json_object_set_new(doc, "sites", sites);
     json_object_set_new(doc, "collectives", colls_json(res));
+    json_object_set(doc, "untraced", r->untraced);
     json_object_set_new(doc, "simulator",
                         json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:f, s:I, s:f}", "events", (json_int_t)res->events,
                                   "messages", (json_int_t)res->messages, "heap_events",
@@ -758,6 +760,18 @@ static int names_trace_file(const ph_trace *t, const char *msg)
     return strncmp(msg, dir, n) == 0 && msg[n] == '/';
 }
 
+/* One-sided communication, MPI-IO and the like are passed through and only
+ * counted: their time is in the computation around them, not simulated on
+ * the target's network, which a user of the prediction must know. */
+static void warn_untraced(const ph_trace *t, const json_t *untraced)
+{
+    char what[1024];
+    cli_untraced_text(untraced, what, sizeof what);
+    if (what[0])
+        cli_warn("predict", "%s: the simulation leaves out %s: their time is part of the ranks' "
+                            "computation, as measured (doc/simmpi.md, section 4)", ph_trace_dir(t), what);
+}
+
 static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_vectors *replayed)
 {
     simmpi_source src;
@@ -781,12 +795,17 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
     if (rc < 0) /* the simulation's name no file: the trace's */
         return cli_error("predict", "%s: %s", ph_trace_dir(t), err.msg);
     cli_sites *sites = cli_sites_new(t);
-    if (!sites) {
+    /* the streams' ends, which the simulation read (a deadlock's report has no use for them) */
+    json_t *untraced = res->nstuck ? json_array() : cli_untraced_json(t);
+    if (!sites || !untraced) {
+        cli_sites_free(sites);
+        json_decref(untraced);
         simmpi_result_free(res);
         return cli_error("predict", "out of memory");
     }
+    warn_untraced(t, untraced);
     report r = {.o = o, .t = t, .sites = sites, .pf = &so->platform, .res = res, .ppn = so->ppn,
-                .probe_ns = so->host_probe_ns};
+                .probe_ns = so->host_probe_ns, .untraced = untraced};
     if (res->nstuck)
         rc = report_stuck(&r);
     else if ((rc = check_replay_events(o, res, replayed)) == CLI_OK && o->json)
@@ -796,6 +815,7 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
     if (rc == CLI_OK && o->svg_out)
         rc = write_svg(&r, o->svg_out);
     cli_sites_free(sites);
+    json_decref(untraced);
     simmpi_result_free(res);
     return rc == 0 ? cli_flush_stdout("predict") : rc;
 }

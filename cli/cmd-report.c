@@ -723,6 +723,9 @@ static void build_json(study *s)
     json_object_set_new(s->out, "hot_spots", hot_spots_json(s));
     json_object_set_new(s->out, "what_if", what_if_json(s));
     json_object_set_new(s->out, "provenance", provenance_json(s));
+    /* one trace behind every prediction: the first's list (none from a phantom before it) */
+    const json_t *untraced = s->nbase ? json_object_get(s->base[0]->doc, "untraced") : NULL;
+    json_object_set_new(s->out, "untraced", json_is_array(untraced) ? json_deep_copy(untraced) : json_array());
 }
 
 /* ---- writing --------------------------------------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <libiberty/demangle.h>
 
 #include "config.h"
@@ -413,6 +414,98 @@ int cli_end_warnings(int rc)
     pending = NULL;
     npending = 0;
     return rc;
+}
+
+/* ---- what a prediction leaves out --------------------------------------------------------- */
+
+typedef struct untraced_fn {
+    const char *name;
+    uint64_t calls;
+} untraced_fn;
+
+static int more_calls_first(const void *a, const void *b)
+{
+    const untraced_fn *x = a, *y = b;
+    return x->calls != y->calls ? (x->calls < y->calls) - (x->calls > y->calls) : strcmp(x->name, y->name);
+}
+
+/* The functions of one kind, most made first; NULL out of memory. */
+static json_t *functions_json(json_t *by_name)
+{
+    size_t n = json_object_size(by_name), i = 0;
+    untraced_fn *v = malloc((n ? n : 1) * sizeof *v);
+    json_t *a = json_array(), *calls;
+    const char *name;
+    if (!v || !a) {
+        free(v);
+        json_decref(a);
+        return NULL;
+    }
+    json_object_foreach(by_name, name, calls) v[i++] = (untraced_fn){name, (uint64_t)json_integer_value(calls)};
+    qsort(v, n, sizeof *v, more_calls_first);
+    for (i = 0; i < n; i++)
+        json_array_append_new(a, json_pack("{s:s, s:I}", "name", v[i].name, "calls", (json_int_t)v[i].calls));
+    free(v);
+    return a;
+}
+
+json_t *cli_untraced_json(ph_trace *t)
+{
+    json_t *by_kind[PH_UNTRACED_KINDS] = {NULL};
+    uint64_t total[PH_UNTRACED_KINDS] = {0};
+    for (uint32_t rank = 0; rank < ph_trace_nranks(t); rank++) {
+        const ph_counter *c;
+        size_t n;
+        if (ph_trace_counters(t, rank, &c, &n) < 0)
+            continue; /* unreadable: the reader of its events has said so */
+        for (size_t i = 0; i < n; i++) {
+            ph_untraced k = ph_untraced_kind(c[i].name);
+            if (k == PH_UNTRACED_OTHER || (!by_kind[k] && !(by_kind[k] = json_object())))
+                continue;
+            json_int_t had = json_integer_value(json_object_get(by_kind[k], c[i].name));
+            json_object_set_new(by_kind[k], c[i].name, json_integer(had + (json_int_t)c[i].calls));
+            total[k] += c[i].calls;
+        }
+    }
+    json_t *a = json_array();
+    for (int k = 0; k < PH_UNTRACED_KINDS; k++) {
+        if (!by_kind[k])
+            continue;
+        json_t *fns = functions_json(by_kind[k]);
+        json_decref(by_kind[k]);
+        if (a && fns)
+            json_array_append_new(a, json_pack("{s:s, s:I, s:o}", "kind", ph_untraced_name((ph_untraced)k),
+                                               "calls", (json_int_t)total[k], "functions", fns));
+        else
+            json_decref(fns);
+    }
+    return a;
+}
+
+void cli_untraced_text(const json_t *untraced, char *buf, size_t cap)
+{
+    enum { NAMED = 3 }; /* functions named per kind, the most made */
+    size_t i, len = 0, nk = json_array_size(untraced);
+    json_t *kind;
+    buf[0] = 0;
+    json_array_foreach(untraced, i, kind) {
+        long long calls = json_integer_value(json_object_get(kind, "calls"));
+        const json_t *fns = json_object_get(kind, "functions"), *f;
+        const char *sep = i == 0 ? "" : i + 1 == nk ? " and " : ", ";
+        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%lld %s call%s (", sep, calls,
+                                json_string_value(json_object_get(kind, "kind")), calls == 1 ? "" : "s");
+        size_t j;
+        json_array_foreach(fns, j, f) {
+            if (j == NAMED) {
+                len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, ", ...");
+                break;
+            }
+            len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%s %lld", j ? ", " : "",
+                                    json_string_value(json_object_get(f, "name")),
+                                    (long long)json_integer_value(json_object_get(f, "calls")));
+        }
+        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, ")");
+    }
 }
 
 static const char *base_name(const char *path)

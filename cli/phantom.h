@@ -90,6 +90,18 @@ const char *cli_shell_word(const char *s, char *buf, size_t cap);
 void cli_warn_incomplete(const char *verb, const ph_rank_reader *r, uint32_t rank,
                          uint64_t events);
 int cli_end_warnings(int rc);
+/* ---- what a prediction leaves out (predict, report) ------------------------ */
+
+/* The calls phantom passes through untraced that the simulation leaves out
+ * (ph_untraced_kind), per kind, every rank's of t summed by function, most
+ * made first: [{"kind", "calls", "functions": [{"name", "calls"}, ...]}, ...];
+ * [] when there are none, NULL out of memory. */
+struct json_t *cli_untraced_json(ph_trace *t);
+/* "190119 one-sided calls (MPI_Win_flush_all 110750, MPI_Accumulate 16971,
+ * ...) and 2 file I/O calls (...)" from cli_untraced_json's array, in cap
+ * bytes; "" for none. */
+void cli_untraced_text(const struct json_t *untraced, char *buf, size_t cap);
+
 /* A trace's call sites grouped by how they read: what cli_site_label needs
  * to tell apart sites that would read the same.  NULL: out of memory. */
 typedef struct cli_sites cli_sites;

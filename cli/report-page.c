@@ -181,6 +181,29 @@ static void shared_cpu_text(const json_t *r, char *buf, size_t cap)
         snprintf(buf + len, cap - len, "%s", why);
 }
 
+/* What the simulation left out of every prediction, in one sentence (cap
+ * bytes; "" when nothing). */
+static void untraced_text(const json_t *r, char *buf, size_t cap)
+{
+    char what[1024];
+    cli_untraced_text(json_object_get(r, "untraced"), what, sizeof what);
+    if (!what[0])
+        buf[0] = 0;
+    else
+        snprintf(buf, cap, "The simulation leaves out %s, which phantom does not trace: their time is part of "
+                           "the ranks' computation as replayed, the same on every platform, so the "
+                           "predictions do not see the network's part in them.", what);
+}
+
+static void html_warn(FILE *f, const char *text)
+{
+    if (!text[0])
+        return;
+    fputs("<p class=\"warn\">Warning: ", f);
+    esc(f, text);
+    fputs("</p>\n", f);
+}
+
 static void html_head(FILE *f, const json_t *r)
 {
     const json_t *tr = json_object_get(json_object_get(r, "provenance"), "trace");
@@ -198,11 +221,9 @@ static void html_head(FILE *f, const json_t *r)
     fputs("</p>\n", f);
     char warn[2048];
     shared_cpu_text(r, warn, sizeof warn);
-    if (warn[0]) {
-        fputs("<p class=\"warn\">Warning: ", f);
-        esc(f, warn);
-        fputs("</p>\n", f);
-    }
+    html_warn(f, warn);
+    untraced_text(r, warn, sizeof warn);
+    html_warn(f, warn);
 }
 
 static void html_time(FILE *f, const json_t *r)
@@ -592,6 +613,9 @@ void report_write_md(FILE *f, const json_t *r)
             report_jstr(json_object_get(r, "recommendation"), "reason"));
     char warn[2048];
     shared_cpu_text(r, warn, sizeof warn);
+    if (warn[0])
+        fprintf(f, "\n> Warning: %s\n", warn);
+    untraced_text(r, warn, sizeof warn);
     if (warn[0])
         fprintf(f, "\n> Warning: %s\n", warn);
     md_configs(f, r);

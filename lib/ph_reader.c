@@ -372,7 +372,8 @@ struct ph_trace {
     ph_site_info *sites;
     uint32_t nsites;
     gid_map site_ids;
-    rank_end *ends;     /* per rank, filled on demand */
+    rank_end *ends;     /* per rank, filled on demand or by a reader that reached the end */
+    pthread_mutex_t ends_lock; /* readers of different ranks may end on different threads */
     char **strings;     /* formatted meta values */
     size_t nstrings;
 };
@@ -1202,6 +1203,26 @@ static int start_block(ph_rank_reader *r, ph_err *err)
     return 0;
 }
 
+/* A reader read its rank's stream to the end: the trace keeps what only
+ * the end tells (counters, END), so that asking for them later, as
+ * phantom predict does after its simulation, reads the stream no more. */
+static void keep_end(ph_rank_reader *r)
+{
+    ph_trace *t = r->t;
+    if (r->defs_only || r->rank >= t->nranks)
+        return;
+    pthread_mutex_lock(&t->ends_lock);
+    rank_end *e = &t->ends[r->rank];
+    if (!e->scanned) {
+        e->counts = r->counts;
+        r->counts.c = NULL;
+        r->counts.n = 0;
+        e->complete = r->complete;
+        e->scanned = 1;
+    }
+    pthread_mutex_unlock(&t->ends_lock);
+}
+
 unsigned ph_rank_hot_lines(void) { return READER_HOT_LINES; }
 
 int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
@@ -1210,6 +1231,8 @@ int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
         if (!r->in_block || r->c.p >= r->c.end) {
             r->in_block = 0;
             int rc = frames_next(&r->f, err);
+            if (rc == 0)
+                keep_end(r);
             if (rc <= 0)
                 return rc;
             if (start_block(r, err) < 0)
@@ -1512,6 +1535,7 @@ ph_trace *ph_trace_open(const char *dir, ph_err *err)
     if (json_string_value(json_object_get(mode, "log_ranks")))
         t->flags |= PH_FLAG_SUBGROUP;
     t->ends = calloc(t->nranks, sizeof *t->ends);
+    pthread_mutex_init(&t->ends_lock, NULL);
     int32_t *world = malloc(t->nranks * sizeof *world);
     if (!t->ends || !world) {
         free(world);
@@ -1571,9 +1595,11 @@ void ph_trace_close(ph_trace *t)
     free(t->comm_ids.id);
     free(t->site_ids.gid);
     free(t->site_ids.id);
-    if (t->ends)
+    if (t->ends) {
         for (uint32_t i = 0; i < t->nranks; i++)
             free_counters(&t->ends[i].counts);
+        pthread_mutex_destroy(&t->ends_lock);
+    }
     free(t->ends);
     for (size_t i = 0; i < t->nstrings; i++)
         free(t->strings[i]);
@@ -1626,14 +1652,17 @@ const char *ph_trace_meta(const ph_trace *t, const char *key)
     return s;
 }
 
-/* Rank RANK's end, reading its stream through once if need be; NULL if
- * it cannot be read (then the next call tries again). */
+/* Rank RANK's end, reading its stream through once if need be (keep_end
+ * keeps it); NULL if it cannot be read (then the next call tries again). */
 static const rank_end *rank_end_of(ph_trace *t, uint32_t rank)
 {
     if (rank >= t->nranks)
         return NULL;
     rank_end *e = &t->ends[rank];
-    if (!e->scanned) {
+    pthread_mutex_lock(&t->ends_lock);
+    int scanned = e->scanned;
+    pthread_mutex_unlock(&t->ends_lock);
+    if (!scanned) {
         ph_err err;
         ph_rank_reader *r = ph_rank_open(t, rank, &err);
         if (!r)
@@ -1642,13 +1671,6 @@ static const rank_end *rank_end_of(ph_trace *t, uint32_t rank)
         int rc;
         while ((rc = ph_rank_next(r, &ev, &err)) > 0)
             ;
-        if (rc == 0) {
-            e->counts = r->counts;
-            r->counts.c = NULL;
-            r->counts.n = 0;
-            e->complete = ph_rank_complete(r);
-            e->scanned = 1;
-        }
         ph_rank_close(r);
         if (rc < 0)
             return NULL;
@@ -1664,6 +1686,50 @@ int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t
     *out = e->counts.c;
     *n = e->counts.n;
     return 0;
+}
+
+static int name_in(const char *name, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(name, *list) == 0)
+            return 1;
+    return 0;
+}
+
+static int starts_with(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
+
+ph_untraced ph_untraced_kind(const char *name)
+{
+    static const char *const rma[] = {"MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate",
+                                      "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Rput", "MPI_Rget",
+                                      "MPI_Raccumulate", "MPI_Rget_accumulate", NULL};
+    /* after MPI_Win_: what moves data, waits or is collective, not the queries */
+    static const char *const win[] = {"create", "allocate", "allocate_shared", "create_dynamic", "attach",
+                                      "detach", "free", "fence", "lock", "unlock", "lock_all", "unlock_all",
+                                      "flush", "flush_all", "flush_local", "flush_local_all", "post", "start",
+                                      "complete", "wait", "test", "sync", NULL};
+    static const char *const file[] = {"open", "close", "sync", "delete", "set_size", "preallocate",
+                                       "set_view", NULL};
+    static const char *const procs[] = {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Comm_connect",
+                                        "MPI_Comm_accept", "MPI_Comm_join", NULL};
+    if (name_in(name, rma) || (starts_with(name, "MPI_Win_") && name_in(name + 8, win)))
+        return PH_UNTRACED_ONE_SIDED;
+    if (starts_with(name, "MPI_Neighbor_") || starts_with(name, "MPI_Ineighbor_"))
+        return PH_UNTRACED_NEIGHBOR;
+    if (starts_with(name, "MPI_File_")) {
+        const char *f = name + 9;
+        if (starts_with(f, "read") || starts_with(f, "iread") || starts_with(f, "write") ||
+            starts_with(f, "iwrite") || name_in(f, file))
+            return PH_UNTRACED_FILE_IO;
+    }
+    return name_in(name, procs) ? PH_UNTRACED_PROCESSES : PH_UNTRACED_OTHER;
+}
+
+const char *ph_untraced_name(ph_untraced kind)
+{
+    static const char *const names[PH_UNTRACED_KINDS] = {"other", "one-sided", "neighbourhood collective",
+                                                         "file I/O", "process management"};
+    return kind < PH_UNTRACED_KINDS ? names[kind] : "other";
 }
 
 int ph_trace_rank_complete(ph_trace *t, uint32_t rank)

@@ -281,6 +281,20 @@ const ph_site_info *ph_trace_site(const ph_trace *t, uint32_t id);
 /* Per-rank call counts of counted-only and unknown functions. */
 typedef struct ph_counter { const char *name; uint64_t calls; int unknown; } ph_counter;
 int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t *n);
+/* What a function phantom passes through without tracing does that the
+ * simulator leaves out: it sees none of these calls, so their time is part
+ * of the computation around them. */
+typedef enum ph_untraced {
+    PH_UNTRACED_OTHER,     /* none of the below (MPI_Info_set, MPI_Type_get_name, ...) */
+    PH_UNTRACED_ONE_SIDED, /* windows: Put, Get, the accumulates, their synchronisation */
+    PH_UNTRACED_NEIGHBOR,  /* neighbourhood collectives */
+    PH_UNTRACED_FILE_IO,   /* MPI-IO: open, close, reads, writes, sync */
+    PH_UNTRACED_PROCESSES, /* spawn, connect, accept, join */
+    PH_UNTRACED_KINDS
+} ph_untraced;
+ph_untraced ph_untraced_kind(const char *name);
+/* "one-sided", "neighbourhood collective", "file I/O", "process management"; "other" */
+const char *ph_untraced_name(ph_untraced kind);
 /* Whether rank RANK's stream ends with END (1) or not (0); -1 if it cannot
  * be read.  Shares ph_trace_counters' one pass over the stream. */
 int ph_trace_rank_complete(ph_trace *t, uint32_t rank);

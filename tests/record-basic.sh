@@ -12,6 +12,7 @@ grep -q "stencil: 64 x 64 grid, 4 ranks, 25 iterations" "$WORK/out" || fail "ste
 "$PHANTOM" stats "$WORK/s.trace" --json > "$WORK/stats.json"
 "$PHANTOM" predict "$WORK/s.trace" --platform "$top_srcdir/platforms/ib-qdr.conf" --top 100 --json \
   > "$WORK/predict.json" 2> "$WORK/predict.err" || fail "phantom predict: $(cat "$WORK/predict.err")"
+[ ! -s "$WORK/predict.err" ] || fail "phantom predict warned: $(cat "$WORK/predict.err")"
 python3 - "$WORK/d.jsonl" "$WORK/stats.json" "$WORK/s.trace/meta.json" $N $IT "$WORK/predict.json" <<'PY'
 import json, sys
 dump, stats, meta, N, IT = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
@@ -68,6 +69,8 @@ op_at = {}
 for e in ev:
     op_at.setdefault(e["site"], set()).add(e["op"])
 if any(len(v) != 1 for v in op_at.values()): die(f"a site with several calls: {op_at}")
+# stencil.c makes only calls phantom traces or counts as local
+if predict["untraced"] != []: die(f"predict: untraced {predict['untraced']}")
 for tool, listed in (("stats", s["sites"]), ("predict", predict["sites"])):
     got = {x["id"]: x["call"] for x in listed}
     want = {k: next(iter(v)) for k, v in op_at.items() if k in got}

@@ -254,6 +254,8 @@ if [ -n "$shared" ]; then # this machine was busy while make_study replayed
 else
   ! grep -q 'Warning: rank' "$S/report.md" || fail "report.md warns of a shared CPU where no replay says so"
 fi
+# stencil.c makes no call the simulation leaves out (tests/unknown-calls.sh has one that does)
+! grep -q 'leaves out' "$S/report.md" "$S/report.html" || fail "the report warns of calls left out"
 
 # -o, --within, --json: the same report.json on stdout as in the file
 mkdir -p "$WORK/o"

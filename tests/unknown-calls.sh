@@ -37,6 +37,48 @@ PY
 done
 echo "unknown-calls: counted as made from C, use mpi and use mpi_f08"
 
+# phantom predict: the one-sided calls are not simulated, so it says which,
+# in one warning line, and lists them by function under "untraced"; what is
+# not communication (MPI_Info_set, MPI_Win_set_name, ...) is not listed.
+# check_untraced TRACE KIND CALLS FUNCTIONS (name:calls,... most made first)
+check_untraced() {
+  "$PHANTOM" predict "$1" --platform "$top_srcdir/platforms/ib-qdr.conf" --json > "$WORK/p.json" 2> "$WORK/p.err" ||
+    fail "$1: predict: $(cat "$WORK/p.err")"
+  named=$(echo "$4" | tr , '\n' | head -3 | tr : ' ' | paste -sd, - | sed 's/,/, /g')
+  [ "$(echo "$4" | tr , '\n' | wc -l)" -gt 3 ] && named="$named, ..."
+  want="phantom predict: warning: $1: the simulation leaves out $3 $2 calls ($named): their time is part of the ranks' computation, as measured (doc/simmpi.md, section 4)"
+  [ "$(wc -l < "$WORK/p.err")" -eq 1 ] && grep -qxF "$want" "$WORK/p.err" ||
+    fail "$1: predict's warning: $(cat "$WORK/p.err"), want $want"
+  python3 - "$WORK/p.json" "$2" "$3" "$4" <<'PY' || fail "$1: predict's \"untraced\""
+import json, sys
+got = json.load(open(sys.argv[1]))["untraced"]
+fns = [{"name": n, "calls": int(c)} for n, c in (f.split(":") for f in sys.argv[4].split(","))]
+want = [{"kind": sys.argv[2], "calls": int(sys.argv[3]), "functions": fns}]
+if got != want: print(f"FAIL: untraced {got}, want {want}"); sys.exit(1)
+PY
+}
+for src in unknown.c unknown.f90 unknown08.f90; do
+  check_untraced "$WORK/$(echo "$src" | tr . _).trace" one-sided 10 \
+    MPI_Win_fence:4,MPI_Put:2,MPI_Win_create:2,MPI_Win_free:2
+done
+echo "unknown-calls: predict names the one-sided calls it leaves out, from C and Fortran"
+
+# The whole chain: the report says it under the recommendation, as the
+# predictions list them.
+"$PHANTOM" run -o "$WORK/u.study" --platforms "$top_srcdir/platforms/ib-qdr.conf" --nodes 1 \
+  -- mpirun --oversubscribe -np 2 "$WORK/unknown_c" > "$WORK/out" 2>&1 || fail "phantom run: $(cat "$WORK/out")"
+want="Warning: The simulation leaves out 10 one-sided calls (MPI_Win_fence 4, MPI_Put 2, MPI_Win_create 2, ...), which phantom does not trace: their time is part of the ranks' computation as replayed, the same on every platform, so the predictions do not see the network's part in them."
+grep -qxF "> $want" "$WORK/u.study/report.md" || fail "report.md: no warning '$want'"
+grep -qF "<p class=\"warn\">$want</p>" "$WORK/u.study/report.html" || fail "report.html: no warning '$want'"
+python3 - "$WORK/u.study" <<'PY' || fail "report.json's \"untraced\" is not the predictions'"
+import glob, json, sys
+got = json.load(open(sys.argv[1] + "/report.json"))["untraced"]
+preds = [json.load(open(f))["untraced"] for f in sorted(glob.glob(sys.argv[1] + "/predict/*.json"))]
+if len(preds) != 3 or any(p != got for p in preds) or got[0]["calls"] != 10:
+    print(f"FAIL: report {got}, predictions {preds}"); sys.exit(1)
+PY
+echo "unknown-calls: the report of phantom run warns of them"
+
 # Replay: one-sided communication is not in the message log, so a rank that
 # made a window cannot be replayed without the others: one line naming the
 # trace, the rank and the call, before anything is launched.  With every
@@ -84,6 +126,8 @@ for rk in json.load(open(sys.argv[1]))["ranks"]:
     if got != want:
         print(f"FAIL: rank {rk['rank']}: counted {got}, the program made {want}"); sys.exit(1)
 PY
+check_untraced "$WORK/io.trace" "file I/O" 10 \
+  MPI_File_close:2,MPI_File_open:2,MPI_File_read_at_all:2,MPI_File_sync:2,MPI_File_write_at_all:2
 rm -f "$WORK/io.dat"
 "$PHANTOM" replay "$WORK/io.trace" --ranks 0 --name alone -- "$prog" "$WORK/io.dat" > "$WORK/rep.out" 2> "$WORK/rep.err" ||
   fail "fileio: replay of rank 0: $(cat "$WORK/rep.err")"
