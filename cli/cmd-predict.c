@@ -796,7 +796,7 @@ static int simulate(const popts *o, ph_trace *t, simmpi_options *so, const rep_v
         return cli_error("predict", "%s: %s", ph_trace_dir(t), err.msg);
     cli_sites *sites = cli_sites_new(t);
     /* the streams' ends, which the simulation read (a deadlock's report has no use for them) */
-    json_t *untraced = res->nstuck ? json_array() : cli_untraced_json(t);
+    json_t *untraced = res->nstuck ? json_array() : cli_untraced_json(t, (double)res->measured_ns * res->nranks);
     if (!sites || !untraced) {
         cli_sites_free(sites);
         json_decref(untraced);

@@ -76,6 +76,8 @@ typedef struct counted_acc {
     const char *name;
     uint64_t calls;
     int unknown;
+    int timed; /* ns is the time inside the calls (passed-through ones, traces since 2026-12-06) */
+    uint64_t ns;
 } counted_acc;
 
 typedef struct stats {
@@ -253,8 +255,9 @@ static json_t *counted_json(const counted_acc *c, size_t n)
 {
     json_t *o = json_object();
     for (size_t i = 0; i < n; i++)
-        json_object_set_new(o, c[i].name, json_pack("{s:I, s:b}", "calls", (json_int_t)c[i].calls,
-                                                    "unknown", c[i].unknown));
+        json_object_set_new(o, c[i].name, json_pack("{s:I, s:b, s:o}", "calls", (json_int_t)c[i].calls,
+                                                    "unknown", c[i].unknown, "ns",
+                                                    c[i].timed ? json_integer((json_int_t)c[i].ns) : json_null()));
     return o;
 }
 
@@ -275,11 +278,13 @@ static json_t *rank_counted(stats *st, uint32_t rank)
             if (!v)
                 break;
             st->counted = v;
-            st->counted[st->ncounted++] = (counted_acc){c[i].name, 0, c[i].unknown};
+            st->counted[st->ncounted++] = (counted_acc){c[i].name, 0, c[i].unknown, 1, 0};
         }
         st->counted[k].calls += c[i].calls;
+        st->counted[k].ns += c[i].ns;
+        st->counted[k].timed &= c[i].timed;
         if (mine)
-            mine[i] = (counted_acc){c[i].name, c[i].calls, c[i].unknown};
+            mine[i] = (counted_acc){c[i].name, c[i].calls, c[i].unknown, c[i].timed, c[i].ns};
     }
     json_t *j = mine ? counted_json(mine, n) : json_object();
     free(mine);
@@ -581,10 +586,14 @@ static void print_counted(const stats *st)
         for (size_t i = 0; i < st->ncounted; i++) {
             if (st->counted[i].unknown != unknown)
                 continue;
-            printf("%s%s %llu", first ? (unknown ? "\nnot traced, unknown to phantom (counted): "
+            printf("%s%s %llu", first ? (unknown ? "\nnot traced, passed through (counted; time inside them): "
                                                  : "\nlocal calls (counted, not traced): ")
                                       : ", ",
                    st->counted[i].name, (unsigned long long)st->counted[i].calls);
+            if (st->counted[i].timed) {
+                char t[32];
+                printf(" (%s)", fmt_time(st->counted[i].ns, t, sizeof t));
+            }
             first = 0;
         }
         if (!first)

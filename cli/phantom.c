@@ -420,8 +420,16 @@ int cli_end_warnings(int rc)
 
 typedef struct untraced_fn {
     const char *name;
-    uint64_t calls;
+    uint64_t calls, ns;
+    int timed;
 } untraced_fn;
+
+typedef struct untraced_kind {
+    untraced_fn *fn;
+    size_t n;
+    uint64_t calls, ns;
+    int untimed; /* some function has no time (a trace from before they were timed) */
+} untraced_kind;
 
 static int more_calls_first(const void *a, const void *b)
 {
@@ -429,83 +437,112 @@ static int more_calls_first(const void *a, const void *b)
     return x->calls != y->calls ? (x->calls < y->calls) - (x->calls > y->calls) : strcmp(x->name, y->name);
 }
 
-/* The functions of one kind, most made first; NULL out of memory. */
-static json_t *functions_json(json_t *by_name)
+/* Adds one rank's counter to its kind; -1 out of memory. */
+static int untraced_add(untraced_kind *k, const ph_counter *c)
 {
-    size_t n = json_object_size(by_name), i = 0;
-    untraced_fn *v = malloc((n ? n : 1) * sizeof *v);
-    json_t *a = json_array(), *calls;
-    const char *name;
-    if (!v || !a) {
-        free(v);
-        json_decref(a);
-        return NULL;
+    size_t i = 0;
+    while (i < k->n && strcmp(k->fn[i].name, c->name) != 0)
+        i++;
+    if (i == k->n) {
+        untraced_fn *v = realloc(k->fn, (k->n + 1) * sizeof *v);
+        if (!v)
+            return -1;
+        k->fn = v;
+        k->fn[k->n++] = (untraced_fn){c->name, 0, 0, 1};
     }
-    json_object_foreach(by_name, name, calls) v[i++] = (untraced_fn){name, (uint64_t)json_integer_value(calls)};
-    qsort(v, n, sizeof *v, more_calls_first);
-    for (i = 0; i < n; i++)
-        json_array_append_new(a, json_pack("{s:s, s:I}", "name", v[i].name, "calls", (json_int_t)v[i].calls));
-    free(v);
-    return a;
+    k->fn[i].calls += c->calls;
+    k->fn[i].ns += c->ns;
+    k->fn[i].timed &= c->timed;
+    k->calls += c->calls;
+    k->ns += c->ns;
+    k->untimed |= !c->timed;
+    return 0;
 }
 
-json_t *cli_untraced_json(ph_trace *t)
+static json_t *ns_or_null(int timed, uint64_t ns) { return timed ? json_integer((json_int_t)ns) : json_null(); }
+
+/* One kind's entry, its functions most made first. */
+static json_t *untraced_kind_json(untraced_kind *k, const char *name, double rank_ns)
 {
-    json_t *by_kind[PH_UNTRACED_KINDS] = {NULL};
-    uint64_t total[PH_UNTRACED_KINDS] = {0};
-    for (uint32_t rank = 0; rank < ph_trace_nranks(t); rank++) {
+    json_t *fns = json_array();
+    qsort(k->fn, k->n, sizeof *k->fn, more_calls_first);
+    for (size_t i = 0; i < k->n; i++)
+        json_array_append_new(fns, json_pack("{s:s, s:I, s:o}", "name", k->fn[i].name, "calls",
+                                             (json_int_t)k->fn[i].calls, "ns",
+                                             ns_or_null(k->fn[i].timed, k->fn[i].ns)));
+    int share = !k->untimed && rank_ns > 0;
+    return json_pack("{s:s, s:I, s:o, s:o, s:o}", "kind", name, "calls", (json_int_t)k->calls, "ns",
+                     ns_or_null(!k->untimed, k->ns), "share", share ? json_real(k->ns / rank_ns) : json_null(),
+                     "functions", fns);
+}
+
+json_t *cli_untraced_json(ph_trace *t, double rank_ns)
+{
+    untraced_kind kind[PH_UNTRACED_KINDS] = {{0}};
+    int oom = 0;
+    for (uint32_t rank = 0; rank < ph_trace_nranks(t) && !oom; rank++) {
         const ph_counter *c;
         size_t n;
         if (ph_trace_counters(t, rank, &c, &n) < 0)
             continue; /* unreadable: the reader of its events has said so */
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n && !oom; i++) {
             ph_untraced k = ph_untraced_kind(c[i].name);
-            if (k == PH_UNTRACED_OTHER || (!by_kind[k] && !(by_kind[k] = json_object())))
-                continue;
-            json_int_t had = json_integer_value(json_object_get(by_kind[k], c[i].name));
-            json_object_set_new(by_kind[k], c[i].name, json_integer(had + (json_int_t)c[i].calls));
-            total[k] += c[i].calls;
+            if (k != PH_UNTRACED_OTHER && untraced_add(&kind[k], &c[i]) < 0)
+                oom = 1;
         }
     }
-    json_t *a = json_array();
+    json_t *a = oom ? NULL : json_array();
     for (int k = 0; k < PH_UNTRACED_KINDS; k++) {
-        if (!by_kind[k])
-            continue;
-        json_t *fns = functions_json(by_kind[k]);
-        json_decref(by_kind[k]);
-        if (a && fns)
-            json_array_append_new(a, json_pack("{s:s, s:I, s:o}", "kind", ph_untraced_name((ph_untraced)k),
-                                               "calls", (json_int_t)total[k], "functions", fns));
-        else
-            json_decref(fns);
+        if (a && kind[k].n)
+            json_array_append_new(a, untraced_kind_json(&kind[k], ph_untraced_name((ph_untraced)k), rank_ns));
+        free(kind[k].fn);
     }
     return a;
+}
+
+static int fmt_ns(char *buf, size_t cap, double ns)
+{
+    return ns < 1e6 ? snprintf(buf, cap, "%.1f us", ns / 1e3)
+                    : ns < 1e9 ? snprintf(buf, cap, "%.1f ms", ns / 1e6) : snprintf(buf, cap, "%.2f s", ns / 1e9);
 }
 
 void cli_untraced_text(const json_t *untraced, char *buf, size_t cap)
 {
     enum { NAMED = 3 }; /* functions named per kind, the most made */
     size_t i, len = 0, nk = json_array_size(untraced);
+    double ns = 0, share = 0;
+    int timed = 1, shared = 1;
     json_t *kind;
+#define PUT(...) (len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, __VA_ARGS__))
     buf[0] = 0;
     json_array_foreach(untraced, i, kind) {
         long long calls = json_integer_value(json_object_get(kind, "calls"));
         const json_t *fns = json_object_get(kind, "functions"), *f;
-        const char *sep = i == 0 ? "" : i + 1 == nk ? " and " : ", ";
-        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%lld %s call%s (", sep, calls,
-                                json_string_value(json_object_get(kind, "kind")), calls == 1 ? "" : "s");
+        PUT("%s%lld %s call%s (", i == 0 ? "" : i + 1 == nk ? " and " : ", ", calls,
+            json_string_value(json_object_get(kind, "kind")), calls == 1 ? "" : "s");
         size_t j;
         json_array_foreach(fns, j, f) {
             if (j == NAMED) {
-                len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, ", ...");
+                PUT(", ...");
                 break;
             }
-            len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, "%s%s %lld", j ? ", " : "",
-                                    json_string_value(json_object_get(f, "name")),
-                                    (long long)json_integer_value(json_object_get(f, "calls")));
+            PUT("%s%s %lld", j ? ", " : "", json_string_value(json_object_get(f, "name")),
+                (long long)json_integer_value(json_object_get(f, "calls")));
         }
-        len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0, ")");
+        PUT(")");
+        timed &= json_is_integer(json_object_get(kind, "ns"));
+        shared &= json_is_number(json_object_get(kind, "share"));
+        ns += (double)json_integer_value(json_object_get(kind, "ns"));
+        share += json_number_value(json_object_get(kind, "share"));
     }
+    if (nk && timed) {
+        char t[32];
+        fmt_ns(t, sizeof t, ns);
+        PUT(", which took %s in the recorded run", t);
+        if (shared)
+            PUT(" (%.1f%% of its ranks' time)", 100 * share);
+    }
+#undef PUT
 }
 
 static const char *base_name(const char *path)

@@ -190,9 +190,9 @@ static void untraced_text(const json_t *r, char *buf, size_t cap)
     if (!what[0])
         buf[0] = 0;
     else
-        snprintf(buf, cap, "The simulation leaves out %s, which phantom does not trace: their time is part of "
+        snprintf(buf, cap, "The simulation leaves out calls phantom does not trace: %s. Their time is part of "
                            "the ranks' computation as replayed, the same on every platform, so the "
-                           "predictions do not see the network's part in them.", what);
+                           "predictions do not see the network's part in it.", what);
 }
 
 static void html_warn(FILE *f, const char *text)

@@ -247,6 +247,19 @@ def c_local_hook(call, args):
             '        return rc;']
 
 
+def pass_timer_start(call, replay):
+    """The recorder times a passed-through call (one-sided, MPI-IO, ...): the
+    simulator leaves it out, and its time tells the user whether that
+    matters.  Local calls (kind count) are many and short, and not timed."""
+    return ['    uint64_t ph_t0 = ph_pass_now();'] if call.kind == 'pass' and not replay else []
+
+
+def pass_timer_stop(call, replay):
+    if call.kind != 'pass' or replay:
+        return []
+    return [f'    ph_count_time({COUNTED_INDEX[call.name]}, ph_t0, ph_pass_now());']
+
+
 def c_wrapper(call, replay=False):
     ps = call.params
     decl = ', '.join(p.text for p in ps) if ps else 'void'
@@ -263,8 +276,9 @@ def c_wrapper(call, replay=False):
         if call.name in RUNTIME_ANSWERS:  # the runtime logs or replays the result
             L.append(f'    return {RUNTIME_ANSWERS[call.name]}({args});')
         else:  # inside MPI: the library's own clock reads are not the program's
-            L += ['    ph_mark_enter();', f'    {call.ret} ph_rc = PMPI_{call.name}({args});',
-                  '    ph_mark_leave();', '    return ph_rc;']
+            L += ['    ph_mark_enter();'] + pass_timer_start(call, replay)
+            L += [f'    {call.ret} ph_rc = PMPI_{call.name}({args});'] + pass_timer_stop(call, replay)
+            L += ['    ph_mark_leave();', '    return ph_rc;']
         L.append('}')
         return L
     L.append('    ph_call c;')
@@ -563,7 +577,7 @@ def has_fortran_forwarder(call):
             and call.ret == 'int' and not call.name.startswith('T_') and call.name not in F_NONE)
 
 
-def f_forwarder(call):
+def f_forwarder(call, replay):
     """A Fortran routine counted, then handed as it came to Open MPI's own
     Fortran binding of it: no argument is read or converted, so strings,
     callbacks and handles of any kind pass alike.  Every Fortran argument
@@ -582,8 +596,9 @@ def f_forwarder(call):
     for fn, real in forms:
         L += [f'static void {fn}({proto})', '{', '    static void *real;',
               f'    void (*pmpi)({proto}) = (void (*)({proto}))ph_fortran_pmpi(&real, "{real}");',
-              f'    ph_count_call({COUNTED_INDEX[call.name]});', '    ph_mark_enter();',
-              f'    pmpi({args});', '    ph_mark_leave();', '}']
+              f'    ph_count_call({COUNTED_INDEX[call.name]});', '    ph_mark_enter();']
+        L += pass_timer_start(call, replay) + [f'    pmpi({args});'] + pass_timer_stop(call, replay)
+        L += ['    ph_mark_leave();', '}']
     L += [a.replace(f'"ph_f_{lname}"', f'"ph_fwd_{lname}"') for a in f_aliases(call, proto)]
     if call.name not in F08_NONE:
         L.append(f'void mpi_{lname}_f08_({proto}) __attribute__((alias("ph_fwd_{lname}_f08")));')
@@ -611,7 +626,7 @@ def gen_wrappers(calls, out, prefix, replay=False):
     w('/* The Fortran forms the typed wrappers above leave out, forwarded untouched */\n\n')
     for c in calls:
         if has_fortran_forwarder(c):
-            w('\n'.join(f_forwarder(c)) + '\n\n')
+            w('\n'.join(f_forwarder(c, replay)) + '\n\n')
     for name, fn in RUNTIME_ANSWERS.items():
         lname = name.lower()
         w(f'static double ph_f_{lname}(void)\n{{\n    ph_count_call({COUNTED_INDEX[name]});\n'

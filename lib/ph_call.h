@@ -76,6 +76,11 @@ typedef struct ph_call {
 int ph_pre(ph_call *c);
 void ph_post(ph_call *c);
 void ph_count_call(unsigned counted_index);
+/* The time a passed-through call took inside MPI (its counter's index):
+ * two readings of the recorder's clock, ph_pass_now() (its header defines
+ * it), before and after; the recorder's alone: the replayer's wrappers do
+ * not time. */
+void ph_count_time(unsigned counted_index, uint64_t before, uint64_t after);
 void ph_type_freed(MPI_Datatype t);
 /* MPI_Wtime: a non-deterministic result like a wildcard's source (programs
  * that time themselves decide from it), logged by the recorder and

@@ -808,7 +808,9 @@ static int read_type_def(ph_rank_reader *r, ph_err *err)
     return 0;
 }
 
-static int read_counters(ph_rank_reader *r, ph_err *err)
+/* COUNTERS, or with timed set COUNTERS_TIMED: each entry then ends with
+ * the ns spent inside the function (0 for local calls, which are not timed). */
+static int read_counters(ph_rank_reader *r, int timed, ph_err *err)
 {
     cursor *c = &r->c;
     uint64_t n = uv(c);
@@ -817,7 +819,7 @@ static int read_counters(ph_rank_reader *r, ph_err *err)
     for (uint64_t i = 0; i < n; i++) {
         uint64_t len = uv(c);
         const uint8_t *s = bytes(c, len);
-        uint64_t calls = uv(c), unknown = uv(c);
+        uint64_t calls = uv(c), unknown = uv(c), ns = timed ? uv(c) : 0;
         if (!s || c->bad)
             return rr_fail(r, err, "counter");
         ph_counter *v = realloc(r->counts.c, (r->counts.n + 1) * sizeof *v);
@@ -827,6 +829,8 @@ static int read_counters(ph_rank_reader *r, ph_err *err)
         v[r->counts.n].name = strndup((const char *)s, len);
         v[r->counts.n].calls = calls;
         v[r->counts.n].unknown = (int)unknown;
+        v[r->counts.n].timed = timed && unknown;
+        v[r->counts.n].ns = ns;
         r->counts.n++;
     }
     return 0;
@@ -1246,7 +1250,8 @@ int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
         case PH_REC_SITE_DEF: rc = read_site_def(r, err); break;
         case PH_REC_TYPE_DEF: rc = read_type_def(r, err); break;
         case PH_REC_MODULE_DEF: rc = read_module_def(r, err); break;
-        case PH_REC_COUNTERS: rc = read_counters(r, err); break;
+        case PH_REC_COUNTERS: rc = read_counters(r, 0, err); break;
+        case PH_REC_COUNTERS_TIMED: rc = read_counters(r, 1, err); break;
         case PH_REC_NOTE: rc = read_note(r, err); break;
         case PH_REC_END: r->complete = 1; break;
         default: {

@@ -61,6 +61,8 @@ enum ph_record_type {
     PH_REC_COUNTERS = 0xF5, /* per-function call counts of counted/unknown calls  */
     PH_REC_NOTE = 0xF6,     /* free text, e.g. why recording stopped              */
     PH_REC_END = 0xF7,      /* clean end of stream (MPI_Finalize reached)         */
+    PH_REC_COUNTERS_TIMED = 0xF8, /* COUNTERS with the time inside each passed-through
+                                   * function (since 2026-12-06)                     */
 };
 
 /* Error reporting: every failing call fills one line, naming file and offset. */
@@ -279,7 +281,13 @@ const ph_comm_info *ph_trace_comm(const ph_trace *t, uint32_t id);
 uint32_t ph_trace_nsites(const ph_trace *t);
 const ph_site_info *ph_trace_site(const ph_trace *t, uint32_t id);
 /* Per-rank call counts of counted-only and unknown functions. */
-typedef struct ph_counter { const char *name; uint64_t calls; int unknown; } ph_counter;
+typedef struct ph_counter {
+    const char *name;
+    uint64_t calls;
+    int unknown; /* passed through (not a local call phantom knows) */
+    int timed;   /* ns holds the time inside it (unknown ones of traces since 2026-12-06) */
+    uint64_t ns;
+} ph_counter;
 int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t *n);
 /* What a function phantom passes through without tracing does that the
  * simulator leaves out: it sees none of these calls, so their time is part

@@ -42,6 +42,13 @@ void ph_count_call(unsigned i)
         atomic_fetch_add_explicit(&rec.counts[i], 1, memory_order_relaxed);
 }
 
+void ph_count_time(unsigned i, uint64_t before, uint64_t after)
+{
+    /* the TSC's mapping is refined now and then: never a negative time */
+    if (rec.count_ns && after > before)
+        atomic_fetch_add_explicit(&rec.count_ns[i], after - before, memory_order_relaxed);
+}
+
 void ph_type_freed(MPI_Datatype t)
 {
     if (!rec.active || t == MPI_DATATYPE_NULL)

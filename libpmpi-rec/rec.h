@@ -99,6 +99,7 @@ typedef struct rec_state {
     struct module { char *path; uintptr_t base; } *mods; size_t nmods;
 
     _Atomic uint64_t *counts; /* per counted function */
+    _Atomic uint64_t *count_ns; /* per counted function, the passed-through ones' time in MPI */
     _Atomic int warned;
 
     /* one-entry caches of the last communicator and datatype looked up */
@@ -127,6 +128,8 @@ static inline uint64_t rec_now(void)
 #endif
     return ph_clock_mono_ns();
 }
+/* The clock of the passed-through calls' times (ph_count_time). */
+static inline uint64_t ph_pass_now(void) { return rec_now(); }
 void rec_clock_init(void);
 void rec_clock_refine(void);
 void rec_lock(void);

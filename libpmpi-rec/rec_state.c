@@ -762,6 +762,7 @@ void rec_init(ph_call *c)
     void *pcs[REC_MAX_DEPTH + 1];
     (void)unw_backtrace(pcs, REC_MAX_DEPTH + 1);
     rec.counts = calloc(ph_ncounted, sizeof *rec.counts);
+    rec.count_ns = calloc(ph_ncounted, sizeof *rec.count_ns);
     rec.active = 1; /* from here on, any failure goes through rec_fail */
 
     const char *log_ranks = getenv("PHANTOM_LOG_RANKS");
@@ -815,13 +816,13 @@ static void write_counters(void)
     unsigned n = 0;
     for (unsigned i = 0; i < ph_ncounted; i++)
         if (atomic_load(&rec.counts[i])) {
-            bound += strlen(ph_counted_names[i]) + 24;
+            bound += strlen(ph_counted_names[i]) + 34;
             n++;
         }
     uint8_t *p0 = rec_reserve(bound), *p = p0;
     if (!p)
         return;
-    *p++ = PH_REC_COUNTERS;
+    *p++ = PH_REC_COUNTERS_TIMED;
     p = ph_put_uv(p, n);
     for (unsigned i = 0; i < ph_ncounted; i++) {
         uint64_t v = atomic_load(&rec.counts[i]);
@@ -833,6 +834,7 @@ static void write_counters(void)
         p += len;
         p = ph_put_uv(p, v);
         p = ph_put_uv(p, i >= ph_nknown_counted);
+        p = ph_put_uv(p, rec.count_ns ? atomic_load(&rec.count_ns[i]) : 0);
     }
     rec_commit((size_t)(p - p0));
 }

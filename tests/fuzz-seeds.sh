@@ -31,6 +31,7 @@ evt nonblocking fuzz_reader: read 101 events, complete
 evt p2p fuzz_reader: read 42 events, complete
 evt stencil fuzz_reader: read 1022 events, complete
 evt timed fuzz_reader: read 5327 events, incomplete
+evt unknown fuzz_reader: read 3 events, complete, 6 counters, 4 timed, 4932611 ns
 evt-raw collectives fuzz_reader: read 40 events, complete
 evt-raw comms fuzz_reader: read 43 events, complete
 evt-raw fault-loop fuzz_reader: read 603 events, complete
@@ -38,6 +39,7 @@ evt-raw nonblocking fuzz_reader: read 101 events, complete
 evt-raw p2p fuzz_reader: read 42 events, complete
 evt-raw stencil fuzz_reader: read 1022 events, complete
 evt-raw timed fuzz_reader: read 1766 events, incomplete
+evt-raw unknown fuzz_reader: read 3 events, complete, 6 counters, 4 timed, 4932611 ns
 log collectives fuzz_reader: read 26 log records
 log comms fuzz_reader: read 15 log records
 log fault-loop fuzz_reader: read 301 log records
@@ -59,12 +61,14 @@ meta nonblocking fuzz_reader: meta: 4 ranks, 1 communicators, 46 call sites
 meta p2p fuzz_reader: meta: 4 ranks, 1 communicators, 47 call sites
 meta stencil fuzz_reader: meta: 4 ranks, 1 communicators, 8 call sites
 meta timed fuzz_reader: meta: 4 ranks, 1 communicators, 7 call sites
+meta unknown fuzz_reader: meta: 4 ranks, 1 communicators, 3 call sites
 predict collectives fuzz_predict: predicted 390077203 ps, 160 events, 0 stuck
 predict comms fuzz_predict: predicted 240640237 ps, 189 events, 0 stuck
 predict fault-loop fuzz_predict: predicted 436389504 ps, 2412 events, 0 stuck
 predict nonblocking fuzz_predict: predicted 389788200 ps, 455 events, 0 stuck
 predict p2p fuzz_predict: predicted 1481907300 ps, 156 events, 0 stuck
 predict stencil fuzz_predict: predicted 15280922780 ps, 4088 events, 0 stuck
+predict unknown fuzz_predict: predicted 14605243000 ps, 12 events, 0 stuck
 TABLE
 [ "$n" -eq "$(ls "$C"/evt "$C"/evt-raw "$C"/log "$C"/log-raw "$C"/meta "$C"/predict | grep -cv -e '^$' -e ':$')" ] ||
   fail "the table covers $n seeds, the corpus has more: add them"

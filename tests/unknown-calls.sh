@@ -38,23 +38,32 @@ done
 echo "unknown-calls: counted as made from C, use mpi and use mpi_f08"
 
 # phantom predict: the one-sided calls are not simulated, so it says which,
-# in one warning line, and lists them by function under "untraced"; what is
-# not communication (MPI_Info_set, MPI_Win_set_name, ...) is not listed.
+# in one warning line with the time they took in the recorded run, and
+# lists them by function under "untraced"; what is not communication
+# (MPI_Info_set, MPI_Win_set_name, ...) is not listed.
 # check_untraced TRACE KIND CALLS FUNCTIONS (name:calls,... most made first)
 check_untraced() {
   "$PHANTOM" predict "$1" --platform "$top_srcdir/platforms/ib-qdr.conf" --json > "$WORK/p.json" 2> "$WORK/p.err" ||
     fail "$1: predict: $(cat "$WORK/p.err")"
-  named=$(echo "$4" | tr , '\n' | head -3 | tr : ' ' | paste -sd, - | sed 's/,/, /g')
-  [ "$(echo "$4" | tr , '\n' | wc -l)" -gt 3 ] && named="$named, ..."
-  want="phantom predict: warning: $1: the simulation leaves out $3 $2 calls ($named): their time is part of the ranks' computation, as measured (doc/simmpi.md, section 4)"
-  [ "$(wc -l < "$WORK/p.err")" -eq 1 ] && grep -qxF "$want" "$WORK/p.err" ||
-    fail "$1: predict's warning: $(cat "$WORK/p.err"), want $want"
-  python3 - "$WORK/p.json" "$2" "$3" "$4" <<'PY' || fail "$1: predict's \"untraced\""
-import json, sys
-got = json.load(open(sys.argv[1]))["untraced"]
-fns = [{"name": n, "calls": int(c)} for n, c in (f.split(":") for f in sys.argv[4].split(","))]
-want = [{"kind": sys.argv[2], "calls": int(sys.argv[3]), "functions": fns}]
-if got != want: print(f"FAIL: untraced {got}, want {want}"); sys.exit(1)
+  python3 - "$WORK/p.json" "$2" "$3" "$4" "$WORK/p.err" "$1" <<'PY' || fail "$1: predict's \"untraced\" or warning"
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+got = doc["untraced"]
+fns = [(n, int(c)) for n, c in (f.split(":") for f in sys.argv[4].split(","))]
+def die(m): print(f"FAIL: {m}: untraced {got}"); sys.exit(1)
+if len(got) != 1 or got[0]["kind"] != sys.argv[2] or got[0]["calls"] != int(sys.argv[3]): die("kind or calls")
+k = got[0]
+if [(f["name"], f["calls"]) for f in k["functions"]] != fns: die(f"functions, want {fns}")
+# every call timed; the kind's time is its functions', its share that of the
+# run's time on every rank (2 ranks x the host's measured run time)
+if any(not isinstance(f["ns"], int) or f["ns"] <= 0 for f in k["functions"]): die("a function's ns")
+if k["ns"] != sum(f["ns"] for f in k["functions"]): die("the kind's ns")
+if abs(k["share"] - k["ns"] / (2 * doc["measured_ns"])) > 1e-9 or not 0 < k["share"] < 1: die("share")
+named = ", ".join(f"{n} {c}" for n, c in fns[:3]) + (", ..." if len(fns) > 3 else "")
+err = open(sys.argv[5]).read().splitlines()
+want = (re.escape(f"phantom predict: warning: {sys.argv[6]}: the simulation leaves out {k['calls']} {k['kind']} calls ({named}), which took ")
+        + r"[0-9.]+ (us|ms|s)" + re.escape(f" in the recorded run ({100 * k['share']:.1f}% of its ranks' time): their time is part of the ranks' computation, as measured (doc/simmpi.md, section 4)"))
+if len(err) != 1 or not re.fullmatch(want, err[0]): print(f"FAIL: warning {err}, want {want}"); sys.exit(1)
 PY
 }
 for src in unknown.c unknown.f90 unknown08.f90; do
@@ -63,19 +72,54 @@ for src in unknown.c unknown.f90 unknown08.f90; do
 done
 echo "unknown-calls: predict names the one-sided calls it leaves out, from C and Fortran"
 
+# The time inside a passed-through call is the call's: under a shim that
+# makes PMPI_Win_fence sleep 100 ms first, each rank's two fences took 200 ms
+# and less than 300 (the other rank's sleep may end later).
+cat > "$WORK/slow_fence.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <mpi.h>
+#include <unistd.h>
+int PMPI_Win_fence(int assert, MPI_Win win)
+{
+    static int (*real)(int, MPI_Win);
+    if (!real)
+        real = (int (*)(int, MPI_Win))dlsym(RTLD_NEXT, "PMPI_Win_fence");
+    usleep(100000);
+    return real(assert, win);
+}
+C
+mpicc -shared -fPIC -o "$WORK/slow_fence.so" "$WORK/slow_fence.c" -ldl || fail "building the slow fence shim"
+PHANTOM_PRELOAD_EXTRA="${PHANTOM_PRELOAD_EXTRA:+$PHANTOM_PRELOAD_EXTRA:}$WORK/slow_fence.so" \
+  "$PHANTOM" record -o "$WORK/slow.trace" -- mpirun --oversubscribe -np 2 "$WORK/unknown_c" > "$WORK/out" 2>&1 ||
+  fail "unknown.c with slow fences: $(cat "$WORK/out")"
+"$PHANTOM" stats "$WORK/slow.trace" --json > "$WORK/s.json"
+python3 - "$WORK/s.json" <<'PY' || fail "the time inside MPI_Win_fence"
+import json, sys
+for rk in json.load(open(sys.argv[1]))["ranks"]:
+    ns = rk["counted"]["MPI_Win_fence"]["ns"]
+    print(f"rank {rk['rank']}: two fences of 100 ms took {ns / 1e6:.1f} ms")
+    if not 200e6 <= ns < 300e6: sys.exit(f"FAIL: rank {rk['rank']}: {ns} ns")
+    if rk["counted"]["MPI_Comm_rank"]["ns"] is not None: sys.exit("FAIL: a local call timed")
+PY
+echo "unknown-calls: a passed-through call's time is the time inside it"
+
 # The whole chain: the report says it under the recommendation, as the
 # predictions list them.
 "$PHANTOM" run -o "$WORK/u.study" --platforms "$top_srcdir/platforms/ib-qdr.conf" --nodes 1 \
   -- mpirun --oversubscribe -np 2 "$WORK/unknown_c" > "$WORK/out" 2>&1 || fail "phantom run: $(cat "$WORK/out")"
-want="Warning: The simulation leaves out 10 one-sided calls (MPI_Win_fence 4, MPI_Put 2, MPI_Win_create 2, ...), which phantom does not trace: their time is part of the ranks' computation as replayed, the same on every platform, so the predictions do not see the network's part in them."
-grep -qxF "> $want" "$WORK/u.study/report.md" || fail "report.md: no warning '$want'"
-grep -qF "<p class=\"warn\">$want</p>" "$WORK/u.study/report.html" || fail "report.html: no warning '$want'"
-python3 - "$WORK/u.study" <<'PY' || fail "report.json's \"untraced\" is not the predictions'"
-import glob, json, sys
+python3 - "$WORK/u.study" <<'PY' || fail "the report's warning, or its \"untraced\" is not the predictions'"
+import glob, html, json, re, sys
 got = json.load(open(sys.argv[1] + "/report.json"))["untraced"]
 preds = [json.load(open(f))["untraced"] for f in sorted(glob.glob(sys.argv[1] + "/predict/*.json"))]
 if len(preds) != 3 or any(p != got for p in preds) or got[0]["calls"] != 10:
     print(f"FAIL: report {got}, predictions {preds}"); sys.exit(1)
+want = (re.escape("Warning: The simulation leaves out calls phantom does not trace: 10 one-sided calls (MPI_Win_fence 4, MPI_Put 2, MPI_Win_create 2, ...), which took ")
+        + r"[0-9.]+ (us|ms|s)" + re.escape(f" in the recorded run ({100 * got[0]['share']:.1f}% of its ranks' time). Their time is part of the ranks' computation as replayed, the same on every platform, so the predictions do not see the network's part in it."))
+md = [l[2:] for l in open(sys.argv[1] + "/report.md").read().splitlines() if l.startswith("> Warning: The simulation")]
+page = [html.unescape(p) for p in re.findall(r'<p class="warn">(Warning: The simulation[^<]*)</p>', open(sys.argv[1] + "/report.html").read())]
+for where, lines in (("report.md", md), ("report.html", page)):
+    if len(lines) != 1 or not re.fullmatch(want, lines[0]): print(f"FAIL: {where}: {lines}, want {want}"); sys.exit(1)
 PY
 echo "unknown-calls: the report of phantom run warns of them"
 

@@ -161,6 +161,25 @@ static void check_err(const ph_err *err, const char *path)
     }
 }
 
+/* ", N counters, K timed, S ns" for rank 0's counters when some are timed
+ * (COUNTERS_TIMED), "" otherwise, so that the rows of earlier seeds stay. */
+static const char *timed_counters(ph_trace *t)
+{
+    static char buf[96];
+    const ph_counter *c;
+    size_t nc, timed = 0;
+    uint64_t ns = 0;
+    buf[0] = 0;
+    if (ph_trace_counters(t, 0, &c, &nc) < 0)
+        return buf;
+    for (size_t i = 0; i < nc; i++)
+        if (c[i].timed)
+            timed++, ns += c[i].ns;
+    if (timed)
+        snprintf(buf, sizeof buf, ", %zu counters, %zu timed, %llu ns", nc, timed, (unsigned long long)ns);
+    return buf;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -235,8 +254,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (rc < 0)
                 check_err(&err, evt_path);
             else if (verbose)
-                fprintf(stderr, "fuzz_reader: read %llu events, %s\n", (unsigned long long)n,
-                        ph_rank_complete(r) ? "complete" : "incomplete");
+                fprintf(stderr, "fuzz_reader: read %llu events, %s%s\n", (unsigned long long)n,
+                        ph_rank_complete(r) ? "complete" : "incomplete", timed_counters(t));
             (void)ph_rank_note(r);
             ph_rank_close(r);
             (void)n;
