@@ -4,7 +4,7 @@
 set -eu
 PKGS="build-essential autoconf automake libtool pkg-config python3 gfortran
 openmpi-bin libopenmpi-dev libzstd-dev zstd libunwind-dev libjansson-dev libdw-dev libiberty-dev
-lammps lammps-examples hpcc libsimgrid-dev quantum-espresso quantum-espresso-data
+lammps lammps-examples hpcc libsimgrid-dev quantum-espresso quantum-espresso-data nwchem-openmpi
 chromium fonts-dejavu-core tesseract-ocr python3-pil python3-mpi4py"
 missing=""
 for p in $PKGS; do
