@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "phantom.h"
+#include "simmpi.h" /* simmpi_fmt_time */
 
 static const ph_verb *const verbs[] = {&cmd_record, &cmd_finish, &cmd_stats, &cmd_dump,
                                        &cmd_cluster, &cmd_predict, &cmd_calibrate, &cmd_replay,
@@ -427,8 +428,6 @@ typedef struct untraced_fn {
 typedef struct untraced_kind {
     untraced_fn *fn;
     size_t n;
-    uint64_t calls, ns;
-    int untimed; /* some function has no time (a trace from before they were timed) */
 } untraced_kind;
 
 static int more_calls_first(const void *a, const void *b)
@@ -453,26 +452,30 @@ static int untraced_add(untraced_kind *k, const ph_counter *c)
     k->fn[i].calls += c->calls;
     k->fn[i].ns += c->ns;
     k->fn[i].timed &= c->timed;
-    k->calls += c->calls;
-    k->ns += c->ns;
-    k->untimed |= !c->timed;
     return 0;
 }
 
 static json_t *ns_or_null(int timed, uint64_t ns) { return timed ? json_integer((json_int_t)ns) : json_null(); }
 
-/* One kind's entry, its functions most made first. */
+/* One kind's entry: its functions, most made first, and their sums (no
+ * time when one of them has none: a trace from before they were timed). */
 static json_t *untraced_kind_json(untraced_kind *k, const char *name, double rank_ns)
 {
     json_t *fns = json_array();
+    uint64_t calls = 0, ns = 0;
+    int timed = 1;
     qsort(k->fn, k->n, sizeof *k->fn, more_calls_first);
-    for (size_t i = 0; i < k->n; i++)
+    for (size_t i = 0; i < k->n; i++) {
         json_array_append_new(fns, json_pack("{s:s, s:I, s:o}", "name", k->fn[i].name, "calls",
                                              (json_int_t)k->fn[i].calls, "ns",
                                              ns_or_null(k->fn[i].timed, k->fn[i].ns)));
-    int share = !k->untimed && rank_ns > 0;
-    return json_pack("{s:s, s:I, s:o, s:o, s:o}", "kind", name, "calls", (json_int_t)k->calls, "ns",
-                     ns_or_null(!k->untimed, k->ns), "share", share ? json_real(k->ns / rank_ns) : json_null(),
+        calls += k->fn[i].calls;
+        ns += k->fn[i].ns;
+        timed &= k->fn[i].timed;
+    }
+    int share = timed && rank_ns > 0;
+    return json_pack("{s:s, s:I, s:o, s:o, s:o}", "kind", name, "calls", (json_int_t)calls, "ns",
+                     ns_or_null(timed, ns), "share", share ? json_real(ns / rank_ns) : json_null(),
                      "functions", fns);
 }
 
@@ -498,12 +501,6 @@ json_t *cli_untraced_json(ph_trace *t, double rank_ns)
         free(kind[k].fn);
     }
     return a;
-}
-
-static int fmt_ns(char *buf, size_t cap, double ns)
-{
-    return ns < 1e6 ? snprintf(buf, cap, "%.1f us", ns / 1e3)
-                    : ns < 1e9 ? snprintf(buf, cap, "%.1f ms", ns / 1e6) : snprintf(buf, cap, "%.2f s", ns / 1e9);
 }
 
 void cli_untraced_text(const json_t *untraced, char *buf, size_t cap)
@@ -537,8 +534,7 @@ void cli_untraced_text(const json_t *untraced, char *buf, size_t cap)
     }
     if (nk && timed) {
         char t[32];
-        fmt_ns(t, sizeof t, ns);
-        PUT(", which took %s in the recorded run", t);
+        PUT(", which took %s in the recorded run", simmpi_fmt_time((simtime)(ns * 1000), t, sizeof t));
         if (shared)
             PUT(" (%.1f%% of its ranks' time)", 100 * share);
     }

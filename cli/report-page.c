@@ -604,6 +604,12 @@ static void md_provenance(FILE *f, const json_t *r)
     }
 }
 
+static void md_warn(FILE *f, const char *text)
+{
+    if (text[0])
+        fprintf(f, "\n> Warning: %s\n", text);
+}
+
 void report_write_md(FILE *f, const json_t *r)
 {
     fprintf(f, "# Which machine, how many nodes?\n\nPredicted by phantom for `%s` (%lld ranks), study `%s`, "
@@ -613,11 +619,9 @@ void report_write_md(FILE *f, const json_t *r)
             report_jstr(json_object_get(r, "recommendation"), "reason"));
     char warn[2048];
     shared_cpu_text(r, warn, sizeof warn);
-    if (warn[0])
-        fprintf(f, "\n> Warning: %s\n", warn);
+    md_warn(f, warn);
     untraced_text(r, warn, sizeof warn);
-    if (warn[0])
-        fprintf(f, "\n> Warning: %s\n", warn);
+    md_warn(f, warn);
     md_configs(f, r);
     md_breakdown(f, r);
     md_hot_spots(f, r);
