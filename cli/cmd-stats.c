@@ -586,7 +586,7 @@ static void print_counted(const stats *st)
         for (size_t i = 0; i < st->ncounted; i++) {
             if (st->counted[i].unknown != unknown)
                 continue;
-            printf("%s%s %llu", first ? (unknown ? "\nnot traced, passed through (counted; time inside them): "
+            printf("%s%s %llu", first ? (unknown ? "\nnot traced, passed through (counted; time inside those the simulation leaves out): "
                                                  : "\nlocal calls (counted, not traced): ")
                                       : ", ",
                    st->counted[i].name, (unsigned long long)st->counted[i].calls);

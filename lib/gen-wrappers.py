@@ -77,6 +77,18 @@ CLASS = {  # coarse class for tools: what the simulator and stats group by
     'other': ['init', 'finalize', 'abort', 'pcontrol'],
 }
 KIND_CLASS = {k: c for c, ks in CLASS.items() for k in ks}
+# What a passed-through call does that the simulation leaves out: `pass:K` in
+# mpi-calls.def.  The recorder times these calls (their time tells the user
+# whether leaving them out matters); a plain `pass` is local and not timed.
+# K -> (enum ph_untraced member, the name tools print).
+UNTRACED = {
+    'rma': ('ONE_SIDED', 'one-sided'),
+    'neighbor': ('NEIGHBOR', 'neighbourhood collective'),
+    'io': ('FILE_IO', 'file I/O'),
+    'procs': ('PROCESSES', 'process management'),
+}
+# The `unknown` field of a COUNTERS(_TIMED) entry (doc/trace-format.md).
+COUNTED_LOCAL, COUNTED_TIMED, COUNTED_UNTIMED = 0, 1, 2
 
 
 class Param:
@@ -100,7 +112,10 @@ class Param:
 
 class Call:
     def __init__(self, opid, kind, proto, roles, lineno):
-        self.opid, self.kind, self.proto, self.lineno = opid, kind, proto, lineno
+        self.kind, _, self.untraced = kind.partition(':')
+        self.opid, self.proto, self.lineno = opid, proto, lineno
+        if self.untraced and (self.kind != 'pass' or self.untraced not in UNTRACED):
+            raise SystemExit(f'mpi-calls.def:{lineno}: unknown kind {kind}')
         m = re.match(r'(.*?)\bMPI_(\w+)\s*\((.*)\)$', proto)
         if not m:
             raise SystemExit(f'mpi-calls.def:{lineno}: cannot parse prototype')
@@ -135,6 +150,8 @@ def parse(path):
         opid, kind, proto = m.groups()
         if opid != '-' and kind not in KIND_FIELDS:
             raise SystemExit(f'mpi-calls.def:{n}: unknown kind {kind}')
+        if opid == '-' and kind.partition(':')[0] not in ('count', 'pass'):
+            raise SystemExit(f'mpi-calls.def:{n}: unknown kind {kind} of a call that is no event')
         calls.append(Call(None if opid == '-' else int(opid), kind, proto, roles, n))
     ids = [c.opid for c in calls if c.opid is not None]
     if len(ids) != len(set(ids)) or max(ids) >= 0xF0:
@@ -163,8 +180,22 @@ def gen_ops_h(calls, out):
     w('typedef struct ph_op_info {\n    const char *name; /* "MPI_Send"; NULL for unused ids */\n')
     w('    uint8_t kind, cls;\n    uint8_t fields[PH_MAX_FIELDS]; /* PH_F_END-terminated */\n} ph_op_info;\n\n')
     w('extern const ph_op_info ph_ops[PH_OP_LIMIT];\n')
-    w('/* Functions that are counted, not sequenced (local calls), then unknown ones. */\n')
-    w('extern const char *const ph_counted_names[];\nextern const unsigned ph_ncounted, ph_nknown_counted;\n')
+    w('/* Functions that are counted, not sequenced (local calls), then unknown ones;\n'
+      ' * for each, the unknown field of its COUNTERS entry: 0 a local call, 1\n'
+      ' * passed through and timed, 2 passed through, local, not timed. */\n')
+    w('extern const char *const ph_counted_names[];\nextern const uint8_t ph_counted_unknown[];\n')
+    w('extern const unsigned ph_ncounted;\n\n')
+    w('/* What a function phantom passes through without tracing does that the\n'
+      ' * simulator leaves out: it sees none of these calls, so their time is part\n'
+      ' * of the computation around them (`pass:K` in mpi-calls.def). */\n')
+    w('typedef enum ph_untraced {\n    PH_UNTRACED_OTHER, /* none of the below (MPI_Info_set, MPI_Type_get_name, ...) */\n')
+    for k, (member, name) in UNTRACED.items():
+        w(f'    PH_UNTRACED_{member}, /* {k}: {name} */\n')
+    w('    PH_UNTRACED_KINDS\n} ph_untraced;\n')
+    w('/* "other", then each kind\'s name */\nextern const char *const ph_untraced_names[PH_UNTRACED_KINDS];\n')
+    w('/* The functions of a kind other than PH_UNTRACED_OTHER, sorted by name */\n')
+    w('typedef struct ph_untraced_fn {\n    const char *name;\n    uint8_t kind;\n} ph_untraced_fn;\n')
+    w('extern const ph_untraced_fn ph_untraced_fns[];\nextern const unsigned ph_nuntraced_fns;\n\n')
     w('/* NULL when op is not a valid id.  Inline: the reader asks it for every\n'
       ' * event it decodes, the recorder for every call it writes. */\n')
     w('static inline const ph_op_info *ph_op(unsigned op)\n{\n'
@@ -187,9 +218,22 @@ def gen_ops_c(calls, out):
     counted = [c for c in calls if c.kind == 'count'] + [c for c in calls if c.kind == 'pass']
     for c in counted:
         w(f'    "MPI_{c.name}",\n')
-    w('};\n')
-    w(f'const unsigned ph_ncounted = {len(counted)};\n')
-    w(f'const unsigned ph_nknown_counted = {sum(1 for c in calls if c.kind == "count")};\n')
+    w('};\n\nconst uint8_t ph_counted_unknown[] = {')
+    w(', '.join(str(counted_unknown(c)) for c in counted) + '};\n')
+    w(f'const unsigned ph_ncounted = {len(counted)};\n\n')
+    w('const char *const ph_untraced_names[PH_UNTRACED_KINDS] = {"other", ')
+    w(', '.join(f'"{name}"' for _, name in UNTRACED.values()) + '};\n\n')
+    w('const ph_untraced_fn ph_untraced_fns[] = {\n')
+    untraced = sorted((f'MPI_{c.name}', c.untraced) for c in calls if c.untraced)
+    for name, k in untraced:
+        w(f'    {{"{name}", PH_UNTRACED_{UNTRACED[k][0]}}},\n')
+    w(f'}};\nconst unsigned ph_nuntraced_fns = {len(untraced)};\n')
+
+
+def counted_unknown(call):
+    if call.kind == 'count':
+        return COUNTED_LOCAL
+    return COUNTED_TIMED if call.untraced else COUNTED_UNTIMED
 
 
 # ---- C wrappers -------------------------------------------------------------
@@ -248,14 +292,15 @@ def c_local_hook(call, args):
 
 
 def pass_timer_start(call, replay):
-    """The recorder times a passed-through call (one-sided, MPI-IO, ...): the
-    simulator leaves it out, and its time tells the user whether that
-    matters.  Local calls (kind count) are many and short, and not timed."""
-    return ['    uint64_t ph_t0 = ph_pass_now();'] if call.kind == 'pass' and not replay else []
+    """The recorder times a passed-through call the simulator leaves out
+    (`pass:K`: one-sided, MPI-IO, ...): its time tells the user whether
+    that matters.  Local calls (kinds count and pass) are many and short,
+    and not timed: two clock reads would double the cost of MPI_Comm_f2c."""
+    return ['    uint64_t ph_t0 = ph_pass_now();'] if call.untraced and not replay else []
 
 
 def pass_timer_stop(call, replay):
-    if call.kind != 'pass' or replay:
+    if not call.untraced or replay:
         return []
     return [f'    ph_count_time({COUNTED_INDEX[call.name]}, ph_t0, ph_pass_now());']
 

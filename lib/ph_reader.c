@@ -828,8 +828,9 @@ static int read_counters(ph_rank_reader *r, int timed, ph_err *err)
         r->counts.c = v;
         v[r->counts.n].name = strndup((const char *)s, len);
         v[r->counts.n].calls = calls;
-        v[r->counts.n].unknown = (int)unknown;
-        v[r->counts.n].timed = timed && unknown;
+        /* 1: passed through (timed in COUNTERS_TIMED); 2: passed through, local, not timed */
+        v[r->counts.n].unknown = unknown != 0;
+        v[r->counts.n].timed = timed && unknown == 1;
         v[r->counts.n].ns = ns;
         r->counts.n++;
     }
@@ -1693,48 +1694,20 @@ int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t
     return 0;
 }
 
-static int name_in(const char *name, const char *const *list)
+static int cmp_untraced_fn(const void *key, const void *fn)
 {
-    for (; *list; list++)
-        if (strcmp(name, *list) == 0)
-            return 1;
-    return 0;
+    return strcmp(key, ((const ph_untraced_fn *)fn)->name);
 }
-
-static int starts_with(const char *s, const char *prefix) { return strncmp(s, prefix, strlen(prefix)) == 0; }
 
 ph_untraced ph_untraced_kind(const char *name)
 {
-    static const char *const rma[] = {"MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate",
-                                      "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Rput", "MPI_Rget",
-                                      "MPI_Raccumulate", "MPI_Rget_accumulate", NULL};
-    /* after MPI_Win_: what moves data, waits or is collective, not the queries */
-    static const char *const win[] = {"create", "allocate", "allocate_shared", "create_dynamic", "attach",
-                                      "detach", "free", "fence", "lock", "unlock", "lock_all", "unlock_all",
-                                      "flush", "flush_all", "flush_local", "flush_local_all", "post", "start",
-                                      "complete", "wait", "test", "sync", NULL};
-    static const char *const file[] = {"open", "close", "sync", "delete", "set_size", "preallocate",
-                                       "set_view", NULL};
-    static const char *const procs[] = {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Comm_connect",
-                                        "MPI_Comm_accept", "MPI_Comm_join", NULL};
-    if (name_in(name, rma) || (starts_with(name, "MPI_Win_") && name_in(name + 8, win)))
-        return PH_UNTRACED_ONE_SIDED;
-    if (starts_with(name, "MPI_Neighbor_") || starts_with(name, "MPI_Ineighbor_"))
-        return PH_UNTRACED_NEIGHBOR;
-    if (starts_with(name, "MPI_File_")) {
-        const char *f = name + 9;
-        if (starts_with(f, "read") || starts_with(f, "iread") || starts_with(f, "write") ||
-            starts_with(f, "iwrite") || name_in(f, file))
-            return PH_UNTRACED_FILE_IO;
-    }
-    return name_in(name, procs) ? PH_UNTRACED_PROCESSES : PH_UNTRACED_OTHER;
+    const ph_untraced_fn *f = bsearch(name, ph_untraced_fns, ph_nuntraced_fns, sizeof *f, cmp_untraced_fn);
+    return f ? (ph_untraced)f->kind : PH_UNTRACED_OTHER;
 }
 
 const char *ph_untraced_name(ph_untraced kind)
 {
-    static const char *const names[PH_UNTRACED_KINDS] = {"other", "one-sided", "neighbourhood collective",
-                                                         "file I/O", "process management"};
-    return kind < PH_UNTRACED_KINDS ? names[kind] : "other";
+    return kind < PH_UNTRACED_KINDS ? ph_untraced_names[kind] : ph_untraced_names[PH_UNTRACED_OTHER];
 }
 
 int ph_trace_rank_complete(ph_trace *t, uint32_t rank)

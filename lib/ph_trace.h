@@ -285,21 +285,12 @@ typedef struct ph_counter {
     const char *name;
     uint64_t calls;
     int unknown; /* passed through (not a local call phantom knows) */
-    int timed;   /* ns holds the time inside it (unknown ones of traces since 2026-12-06) */
+    int timed;   /* ns holds the time inside it (what the simulation leaves out, traces since 2026-12-06) */
     uint64_t ns;
 } ph_counter;
 int ph_trace_counters(ph_trace *t, uint32_t rank, const ph_counter **out, size_t *n);
-/* What a function phantom passes through without tracing does that the
- * simulator leaves out: it sees none of these calls, so their time is part
- * of the computation around them. */
-typedef enum ph_untraced {
-    PH_UNTRACED_OTHER,     /* none of the below (MPI_Info_set, MPI_Type_get_name, ...) */
-    PH_UNTRACED_ONE_SIDED, /* windows: Put, Get, the accumulates, their synchronisation */
-    PH_UNTRACED_NEIGHBOR,  /* neighbourhood collectives */
-    PH_UNTRACED_FILE_IO,   /* MPI-IO: open, close, reads, writes, sync */
-    PH_UNTRACED_PROCESSES, /* spawn, connect, accept, join */
-    PH_UNTRACED_KINDS
-} ph_untraced;
+/* The kind of a function (ph_untraced, in ph_ops.h: from mpi-calls.def);
+ * PH_UNTRACED_OTHER for any name not of a kind, known or not. */
 ph_untraced ph_untraced_kind(const char *name);
 /* "one-sided", "neighbourhood collective", "file I/O", "process management"; "other" */
 const char *ph_untraced_name(ph_untraced kind);

@@ -833,7 +833,7 @@ static void write_counters(void)
         memcpy(p, ph_counted_names[i], len);
         p += len;
         p = ph_put_uv(p, v);
-        p = ph_put_uv(p, i >= ph_nknown_counted);
+        p = ph_put_uv(p, ph_counted_unknown[i]);
         p = ph_put_uv(p, rec.count_ns ? atomic_load(&rec.count_ns[i]) : 0);
     }
     rec_commit((size_t)(p - p0));
