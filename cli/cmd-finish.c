@@ -80,10 +80,7 @@ static json_t *caller_json(const ph_site_info *s, symbolizer *sym)
     } else if (f >= 0) {
         sym_resolve(sym, s, f + 1, &function, &file, &line); /* nothing past the last frame */
     }
-    json_t *o = NULL;
-    if (function || file)
-        o = json_pack("{s:o, s:o, s:o}", "function", string_or_null(function), "file", string_or_null(file),
-                      "line", line > 0 ? json_integer(line) : json_null());
+    json_t *o = function || file ? cli_place_json(function, file, line) : NULL;
     free(function);
     free(file);
     return o;

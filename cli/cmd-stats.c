@@ -633,8 +633,7 @@ static json_t *caller_json(const ph_site_info *s)
 {
     if (!s->caller_function && !s->caller_file)
         return json_null();
-    return json_pack("{s:s?, s:s?, s:o}", "function", s->caller_function, "file", s->caller_file, "line",
-                     s->caller_line > 0 ? json_integer(s->caller_line) : json_null());
+    return cli_place_json(s->caller_function, s->caller_file, s->caller_line);
 }
 
 static json_t *sites_json(const stats *st)

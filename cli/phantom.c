@@ -780,3 +780,9 @@ const char *cli_site_call(uint16_t op)
 {
     return op == PH_SITE_OPS ? "several" : ph_op(op) ? ph_op(op)->name : "?";
 }
+
+json_t *cli_place_json(const char *function, const char *file, int line)
+{
+    return json_pack("{s:s?, s:s?, s:o}", "function", function, "file", file, "line",
+                     line > 0 ? json_integer(line) : json_null());
+}

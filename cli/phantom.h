@@ -120,6 +120,9 @@ void cli_site_label(const cli_sites *g, uint32_t site, char *buf, size_t cap);
 /* The name of the MPI call a call site makes (ph_site_op_note), "several"
  * for PH_SITE_OPS. */
 const char *cli_site_call(uint16_t op);
+/* {"function", "file", "line"}: a place in the source as JSON, each null
+ * where unknown (line 0); NULL out of memory. */
+struct json_t *cli_place_json(const char *function, const char *file, int line);
 
 /* ---- partial replay (plan-loops.c) ---------------------------------------- */
 
