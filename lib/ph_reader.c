@@ -1257,6 +1257,12 @@ int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
         case PH_REC_END: r->complete = 1; break;
         default: {
             unsigned op = type;
+            if (type >= PH_REC_EXTENSION) { /* a later version's record: skipped */
+                uint64_t len = uv(&r->c);
+                if (!bytes(&r->c, len) || r->c.bad)
+                    return rr_fail(r, err, "extension record truncated");
+                continue;
+            }
             if (type == PH_REC_ESCAPE)
                 op = (unsigned)uv(&r->c);
             else if (type > PH_REC_ESCAPE)

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define PH_FORMAT_MAJOR 1
-#define PH_FORMAT_MINOR 0
+#define PH_FORMAT_MINOR 1
 #define PH_HEADER_SIZE 32
 #define PH_MAGIC_EVT "PHTMEVT1"
 #define PH_MAGIC_LOG "PHTMLOG1"
@@ -62,7 +62,10 @@ enum ph_record_type {
     PH_REC_NOTE = 0xF6,     /* free text, e.g. why recording stopped              */
     PH_REC_END = 0xF7,      /* clean end of stream (MPI_Finalize reached)         */
     PH_REC_COUNTERS_TIMED = 0xF8, /* COUNTERS with the time inside each passed-through
-                                   * function (since 2026-12-06)                     */
+                                   * function (since 2026-12-06, format 1.1)         */
+    /* 0xF9-0xFF: records of later minor versions, each a varint length and
+     * that many bytes: a reader skips those it does not know (format 1.1). */
+    PH_REC_EXTENSION = 0xF9,
 };
 
 /* Error reporting: every failing call fills one line, naming file and offset. */

@@ -25,10 +25,10 @@ expect() {
 "$SYNTH" "$WORK/small" --pattern mg --ranks 8
 
 cp -r "$WORK/a" "$WORK/v"
-printf '\002' | dd of="$WORK/v/rank-000003.evt" bs=1 seek=8 conv=notrunc 2>/dev/null
+printf '\002\000\000\000' | dd of="$WORK/v/rank-000003.evt" bs=1 seek=8 conv=notrunc 2>/dev/null # major 2, minor 0
 expect 1 "rank-000003.evt: offset 8: format version 2.0, this phantom reads 1.x" "$WORK/v"
 cp -r "$WORK/a" "$WORK/m"
-sed 's/"version": "1.0"/"version": "2.0"/' "$WORK/a/meta.json" > "$WORK/m/meta.json"
+sed 's/"version": "1\.[0-9]*"/"version": "2.0"/' "$WORK/a/meta.json" > "$WORK/m/meta.json"
 expect 1 "meta.json: format version 2.0" "$WORK/m"
 expect 1 "not a trace directory" "$WORK/none"
 

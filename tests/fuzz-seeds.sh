@@ -34,6 +34,7 @@ evt timed fuzz_reader: read 5327 events, incomplete
 evt unknown fuzz_reader: read 3 events, complete, 6 counters, 4 timed, 4932611 ns
 evt-raw collectives fuzz_reader: read 40 events, complete
 evt-raw comms fuzz_reader: read 43 events, complete
+evt-raw extension fuzz_reader: read 42 events, complete
 evt-raw fault-loop fuzz_reader: read 603 events, complete
 evt-raw nonblocking fuzz_reader: read 101 events, complete
 evt-raw p2p fuzz_reader: read 42 events, complete
