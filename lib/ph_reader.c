@@ -31,6 +31,7 @@
 
 #define SLOT_POOL 16
 #define FIRST_READ (64u << 10) /* a frame's bytes read at first; more if it is longer */
+#define SLOT_KEEP (4u << 20)   /* a pooled slot keeps a frame buffer up to this size */
 
 typedef struct slot {
     ZSTD_DCtx *dctx;
@@ -67,6 +68,11 @@ static slot *slot_take(void)
 
 static void slot_give(slot *sl)
 {
+    if (sl->cap > SLOT_KEEP) { /* a large logged message's frame: not kept until exit */
+        free(sl->buf);
+        sl->buf = NULL;
+        sl->cap = 0;
+    }
     pthread_mutex_lock(&slot_lock);
     if (slot_npool < SLOT_POOL) {
         slot_pool[slot_npool++] = sl;
@@ -1768,6 +1774,17 @@ int ph_log_next(ph_log_reader *r, ph_log_record *rec, ph_err *err)
         }
         return 1;
     }
+}
+
+void *ph_log_take_block(ph_log_reader *r, const ph_log_record *rec)
+{
+    uint8_t *blk = r->f.blk;
+    if (!r->in_block || r->c.p != r->c.end || !blk || rec->data < blk || rec->data > blk + r->f.blklen)
+        return NULL;
+    r->f.blk = NULL; /* frames_next allocates the next one */
+    r->f.blkcap = r->f.blklen = 0;
+    r->in_block = 0;
+    return blk;
 }
 
 void ph_log_close(ph_log_reader *r)

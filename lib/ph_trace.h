@@ -338,6 +338,12 @@ typedef struct ph_log_record {
 } ph_log_record;
 ph_log_reader *ph_log_open(ph_trace *t, uint32_t rank, ph_err *err);
 int ph_log_next(ph_log_reader *r, ph_log_record *rec, ph_err *err);
+/* The block holding rec, the record ph_log_next just returned, handed over
+ * when rec is its last record: rec->data stays valid, and the caller frees
+ * the block (free()).  NULL when more records follow in the block (the
+ * reader still reads it).  A message logged as a block of its own (one of
+ * PH_MAX_BLOCK or more) is then held once, not twice (block and copy). */
+void *ph_log_take_block(ph_log_reader *r, const ph_log_record *rec);
 void ph_log_close(ph_log_reader *r);
 
 /* ---- writing a trace from events, without MPI (ph_writer.c) ---------------

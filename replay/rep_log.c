@@ -5,7 +5,9 @@
  * When an event needs data, the records of that event are read into `cur`;
  * records of earlier events that nobody asked for (messages a subgroup replay
  * receives for real from a full log) are skipped.  Each record is copied
- * once, out of the reader's block.
+ * once, out of the reader's block, but a large one that ends its block
+ * keeps the block instead: a message of 64 MiB or more is a block of its
+ * own, and a copy would hold it twice.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -18,7 +20,8 @@ typedef struct lrec {
     uint64_t event;
     uint32_t slot;
     uint64_t len;
-    uint8_t *data;
+    const uint8_t *data;
+    void *mem; /* what holds data, to free: a copy, or the reader's block */
 } lrec;
 
 static struct {
@@ -46,8 +49,14 @@ static int read_next(void)
         eof = 1;
         return 0;
     }
-    pend = (lrec){r.event, r.slot, r.len, rep_xmalloc((size_t)r.len)};
-    memcpy(pend.data, r.data, (size_t)r.len);
+    void *blk = r.len >= PH_BLOCK_DEFAULT ? ph_log_take_block(rep.logr, &r) : NULL;
+    if (blk) {
+        pend = (lrec){r.event, r.slot, r.len, r.data, blk};
+    } else {
+        uint8_t *copy = rep_xmalloc((size_t)r.len);
+        memcpy(copy, r.data, (size_t)r.len);
+        pend = (lrec){r.event, r.slot, r.len, copy, copy};
+    }
     have_pend = 1;
     return 1;
 }
@@ -55,7 +64,7 @@ static int read_next(void)
 static void load(uint64_t k)
 {
     for (size_t i = 0; i < cur.n; i++)
-        free(cur.v[i].data);
+        free(cur.v[i].mem);
     cur.n = 0;
     cur.next = 0;
     cur.event = k;
@@ -63,7 +72,7 @@ static void load(uint64_t k)
     while (read_next() && pend.event <= k) {
         have_pend = 0;
         if (pend.event < k) { /* data this replay did not need */
-            free(pend.data);
+            free(pend.mem);
             continue;
         }
         if (cur.n == cur.cap) {

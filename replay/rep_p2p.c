@@ -32,15 +32,29 @@ void rep_fill_status(MPI_Status *st, const ph_status *s)
     PMPI_Status_set_cancelled(st, 0);
 }
 
-/* Read the data a send would have read: pack it into scratch. */
+#define TOUCH_CHUNK (1 << 20)
+
+/* Read the data a send would have read: pack it into scratch, as many
+ * elements at a time as fill about TOUCH_CHUNK bytes.  Packed whole, the
+ * scratch held the largest message sent out of the replay, rounded up to a
+ * power of two, until the replay ended (128 MiB for one of 80 MiB). */
 void rep_touch(const void *buf, int count, MPI_Datatype t)
 {
-    int size = 0, pos = 0;
+    int one = 0;
     if (count <= 0 || t == MPI_DATATYPE_NULL || buf == MPI_IN_PLACE)
         return;
-    PMPI_Pack_size(count, t, MPI_COMM_SELF, &size);
-    if (size > 0)
-        PMPI_Pack(buf, count, t, rep_scratch((size_t)size), size, &pos, MPI_COMM_SELF);
+    PMPI_Pack_size(1, t, MPI_COMM_SELF, &one);
+    MPI_Aint lb, extent;
+    PMPI_Type_get_extent(t, &lb, &extent);
+    if (one <= 0) /* an element of 2 GiB or more: MPI_Pack takes an int size */
+        return;
+    int per = one >= TOUCH_CHUNK ? 1 : TOUCH_CHUNK / one, size = 0;
+    PMPI_Pack_size(per, t, MPI_COMM_SELF, &size);
+    void *room = rep_scratch((size_t)size);
+    for (int i = 0; i < count; i += per) {
+        int n = count - i < per ? count - i : per, pos = 0;
+        PMPI_Pack((const char *)buf + (MPI_Aint)i * extent, n, t, room, size, &pos, MPI_COMM_SELF);
+    }
 }
 
 static const ph_status *recorded_status(void)

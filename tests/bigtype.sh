@@ -72,6 +72,27 @@ for rank in (0, 1):
 PY
 replay_same big "$prog" 0 --isolated --name alone
 replay_same big "$prog" 0-1 --name both
+
+# What the replay adds to the program's memory: rank 0 alone holds the 80
+# MiB it receives once, as the log's block (it held it three times: the
+# block, a copy of the record, and the 80 MiB it sends packed into a scratch
+# buffer of 128 MiB).  Peak resident sizes (ru_maxrss of the largest
+# process), the bare job's first: at most 1.5 x 80 MiB more, replayed.  Not
+# under the sanitizers, whose shadow memory has sizes of its own.
+if [ -z "${PHANTOM_ASAN_RUNTIME:-}" ]; then
+  python3 - "$PHANTOM" "$WORK/big.trace" "$prog" <<'PY' || fail "the replay's memory"
+import resource, subprocess, sys
+phantom, trace, prog = sys.argv[1:]
+def peak_kib(cmd):  # the largest of all children so far: the bare job runs first
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+bare = peak_kib(["mpirun", "--oversubscribe", "-np", "2", prog])
+replayed = peak_kib([phantom, "replay", trace, "--ranks", "0", "--isolated", "--force", "--name", "rss", "--", prog])
+added = (replayed - bare) / 1024
+print(f"bigtype: peak resident {bare / 1024:.0f} MiB bare, {replayed / 1024:.0f} MiB replayed: {added:.0f} MiB more")
+if added > 1.5 * 80: sys.exit(f"FAIL: the replay of rank 0 adds {added:.0f} MiB, more than 1.5 x the 80 MiB it receives")
+PY
+fi
 "$PHANTOM" predict "$WORK/big.trace" --platform "$top_srcdir/platforms/shm-2core-local.conf" --json \
   > "$WORK/p.json" 2> "$WORK/p.err" || fail "predict: $(cat "$WORK/p.err")"
 echo "bigtype: replayed alone and together with the recorded checksums; predicted"
