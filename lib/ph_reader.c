@@ -1261,20 +1261,17 @@ int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
         case PH_REC_COUNTERS_TIMED: rc = read_counters(r, 1, err); break;
         case PH_REC_NOTE: rc = read_note(r, err); break;
         case PH_REC_END: r->complete = 1; break;
-        default: {
-            unsigned op = type;
-            if (type >= PH_REC_EXTENSION) { /* a later version's record: skipped */
-                uint64_t len = uv(&r->c);
-                if (!bytes(&r->c, len) || r->c.bad)
-                    return rr_fail(r, err, "extension record truncated");
-                continue;
-            }
+        default:
+            if (type < PH_REC_ESCAPE) /* an event: the common case */
+                return read_event(r, type, ev, err);
             if (type == PH_REC_ESCAPE)
-                op = (unsigned)uv(&r->c);
-            else if (type > PH_REC_ESCAPE)
+                return read_event(r, (unsigned)uv(&r->c), ev, err);
+            if (type < PH_REC_EXTENSION)
                 return rr_fail(r, err, "unknown record type");
-            return read_event(r, op, ev, err);
-        }
+            /* a later minor version's record, which says how long it is: skipped */
+            if (!bytes(&r->c, uv(&r->c)) || r->c.bad)
+                return rr_fail(r, err, "extension record truncated");
+            break;
         }
         if (rc < 0)
             return -1;
