@@ -468,40 +468,69 @@ static uint64_t log_covers(ph_trace *t, uint32_t rank)
     return last;
 }
 
-/* Rank RANK's blocking collectives on MPI_COMM_WORLD whose event and the
- * one after it are before LIMIT: how many (*n), and the index of the event
- * after the NTH (1-based; UINT64_MAX without one) in *after; the stream's
- * length in *events.  0, or -1 if unreadable. */
-static int world_collectives(ph_trace *t, uint32_t rank, uint64_t nth, uint64_t limit, uint64_t *n,
-                             uint64_t *after, uint64_t *events, ph_err *err)
+/* A rank's blocking collectives on MPI_COMM_WORLD, read once: the index of
+ * the event after each, in order, and the stream's length. */
+typedef struct world_colls {
+    int read;
+    uint64_t *after;
+    size_t n, cap;
+    uint64_t events;
+} world_colls;
+
+/* Reads rank RANK's into *w unless done already: CLI_OK, or the error reported. */
+static int read_world_colls(ph_trace *t, uint32_t rank, world_colls *w)
 {
-    ph_rank_reader *r = ph_rank_open(t, rank, err);
+    if (w->read)
+        return CLI_OK;
+    ph_err err;
+    ph_rank_reader *r = ph_rank_open(t, rank, &err);
     if (!r)
-        return -1;
+        return cli_error("replay", "%s", err.msg);
     ph_event ev;
     int rc;
-    *n = *events = 0;
-    *after = UINT64_MAX;
-    while ((rc = ph_rank_next(r, &ev, err)) > 0) {
-        ++*events;
-        if (ev.comm == 0 && ph_ops[ev.op].kind == PH_K_COLL && ev.seq + 1 < limit && ++*n == nth)
-            *after = ev.seq + 1;
+    while ((rc = ph_rank_next(r, &ev, &err)) > 0) {
+        w->events++;
+        if (ev.comm != 0 || ph_ops[ev.op].kind != PH_K_COLL)
+            continue;
+        if (w->n == w->cap) {
+            size_t cap = w->cap ? 2 * w->cap : 64;
+            uint64_t *v = realloc(w->after, cap * sizeof *v);
+            if (!v) {
+                ph_rank_close(r);
+                return cli_error("replay", "out of memory");
+            }
+            w->after = v;
+            w->cap = cap;
+        }
+        w->after[w->n++] = ev.seq + 1;
     }
     ph_rank_close(r);
-    return rc < 0 ? -1 : 0;
+    if (rc < 0)
+        return cli_error("replay", "%s", err.msg);
+    w->read = 1;
+    return CLI_OK;
+}
+
+/* How many of w's collectives, and the event after each, come before LIMIT. */
+static uint64_t colls_before(const world_colls *w, uint64_t limit)
+{
+    uint64_t n = 0;
+    while (n < w->n && w->after[n] < limit)
+        n++;
+    return n;
 }
 
 /* Ranks replayed together that each ran to the end of their own stream
  * would leave a partner waiting in a call forever: they stop together,
  * after the last collective on MPI_COMM_WORLD that all of them recorded
  * with its log records.  COVERED: per process, the events its log holds. */
-static int stop_together(job *j, const uint64_t *covered, uint32_t short_rank)
+static int stop_together(job *j, const uint64_t *covered, world_colls *colls, uint32_t short_rank)
 {
-    uint64_t fewest = UINT64_MAX, n, after, events;
-    ph_err err;
+    uint64_t fewest = UINT64_MAX;
     for (uint32_t p = 0; p < j->nprocs; p++) {
-        if (world_collectives(j->t, j->ranks[p], 0, covered[p], &n, &after, &events, &err) < 0)
-            return cli_error("replay", "%s", err.msg);
+        if (read_world_colls(j->t, j->ranks[p], &colls[p]) != CLI_OK)
+            return CLI_ERR;
+        uint64_t n = colls_before(&colls[p], covered[p]);
         fewest = n < fewest ? n : fewest;
     }
     if (fewest == 0)
@@ -510,8 +539,7 @@ static int stop_together(job *j, const uint64_t *covered, uint32_t short_rank)
                                    "hold whole, to stop at: replay them with --isolated",
                          j->o->trace, short_rank);
     for (uint32_t p = 0; p < j->nprocs; p++)
-        if (world_collectives(j->t, j->ranks[p], fewest, covered[p], &n, &j->stop[p], &events, &err) < 0)
-            return cli_error("replay", "%s", err.msg);
+        j->stop[p] = colls[p].after[fewest - 1];
     fprintf(stderr, "phantom replay: %s: rank %u's recording ends before the run did: the ranks replayed "
                     "together stop after collective %llu on MPI_COMM_WORLD, the last all of them recorded "
                     "whole\n", j->o->trace, short_rank, (unsigned long long)fewest);
@@ -522,35 +550,34 @@ static int stop_together(job *j, const uint64_t *covered, uint32_t short_rank)
  * ending at a different call, and its message log sooner.  A rank replayed
  * alone stops where its log does (past it, a receive has no data and a
  * clock read gets the real clock); ranks replayed together stop at a
- * collective (stop_together).  A plan's stops already end them so. */
+ * collective (stop_together).  A plan's stops already end them so.  Each
+ * rank's stream is read once at most. */
 static int incomplete_ends(job *j)
 {
     if (j->stops)
         return CLI_OK;
-    uint64_t *covered = calloc(j->nprocs, sizeof *covered), *events = calloc(j->nprocs, sizeof *events);
-    uint64_t n, after;
+    uint64_t *covered = calloc(j->nprocs, sizeof *covered);
+    world_colls *colls = calloc(j->nprocs, sizeof *colls);
     uint32_t short_rank = UINT32_MAX;
-    ph_err err;
-    int rc = covered && events ? CLI_OK : cli_error("replay", "out of memory");
+    int rc = covered && colls ? CLI_OK : cli_error("replay", "out of memory");
     for (uint32_t p = 0; rc == CLI_OK && p < j->nprocs; p++) {
         covered[p] = UINT64_MAX;
         if (ph_trace_rank_complete(j->t, j->ranks[p]) == 1) /* the check_* pass's, no second read */
             continue;
         /* incomplete (or unreadable: this read says why) */
-        if (world_collectives(j->t, j->ranks[p], 0, UINT64_MAX, &n, &after, &events[p], &err) < 0) {
-            rc = cli_error("replay", "%s", err.msg);
+        if ((rc = read_world_colls(j->t, j->ranks[p], &colls[p])) != CLI_OK)
             break;
-        }
         covered[p] = log_covers(j->t, j->ranks[p]);
         if (short_rank == UINT32_MAX)
             short_rank = j->ranks[p];
     }
     if (rc == CLI_OK && short_rank != UINT32_MAX && !j->o->isolated && j->nprocs > 1) {
-        rc = stop_together(j, covered, short_rank);
+        rc = stop_together(j, covered, colls, short_rank);
         j->stops = j->cut = rc == CLI_OK;
     }
     for (uint32_t p = 0; rc == CLI_OK && (j->o->isolated || j->nprocs == 1) && p < j->nprocs; p++) {
-        if (covered[p] == UINT64_MAX || covered[p] >= events[p])
+        uint64_t events = colls[p].events;
+        if (covered[p] == UINT64_MAX || covered[p] >= events)
             continue;
         if (covered[p] < 2) {
             rc = cli_error("replay", "%s: rank %u's message log holds no whole event to replay",
@@ -561,10 +588,12 @@ static int incomplete_ends(job *j)
         j->stops = j->cut = 1;
         fprintf(stderr, "phantom replay: %s: rank %u's recording ends before the run did, and its message "
                         "log sooner: it stops at event %llu of %llu, where the log does\n", j->o->trace,
-                j->ranks[p], (unsigned long long)j->stop[p], (unsigned long long)events[p]);
+                j->ranks[p], (unsigned long long)j->stop[p], (unsigned long long)events);
     }
+    for (uint32_t p = 0; colls && p < j->nprocs; p++)
+        free(colls[p].after);
     free(covered);
-    free(events);
+    free(colls);
     return rc;
 }
 
