@@ -511,7 +511,7 @@ static int read_world_colls(ph_trace *t, uint32_t rank, world_colls *w)
     return CLI_OK;
 }
 
-/* How many of w's collectives, and the event after each, come before LIMIT. */
+/* How many of w's collectives come before LIMIT: each, and the event after it. */
 static uint64_t colls_before(const world_colls *w, uint64_t limit)
 {
     uint64_t n = 0;
