@@ -65,8 +65,6 @@ static json_t *comms_json(const ph_trace *t)
     return a;
 }
 
-static json_t *string_or_null(const char *s) { return s ? json_string(s) : json_null(); }
-
 /* The user frame's caller, as {"function", "file", "line"}; NULL when the
  * stack ends at the user frame or nothing of the caller resolves. */
 static json_t *caller_json(const ph_site_info *s, symbolizer *sym)
@@ -106,9 +104,7 @@ static json_t *site_json(const ph_trace *t, uint32_t id, symbolizer *sym)
     } else {
         sym_resolve(sym, s, sym_user_frame(s), &function, &file, &line);
     }
-    json_object_set_new(o, "function", string_or_null(function));
-    json_object_set_new(o, "file", string_or_null(file));
-    json_object_set_new(o, "line", line > 0 ? json_integer(line) : json_null());
+    json_object_update_new(o, cli_place_json(function, file, line)); /* "function", "file", "line" */
     free(function);
     free(file);
     json_t *caller = caller_json(s, sym);
