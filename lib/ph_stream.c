@@ -79,53 +79,55 @@ static int write_all(ph_stream *s, const void *buf, size_t n)
 }
 
 /* After a block of one large record (ph_stream_reserve grew it), its
- * buffer and the compression buffer go back to their usual sizes: the
- * recorder's memory should not stay at the largest message the rank ever
- * received.  Here, in the writer thread for a background stream: a
- * preloaded allocator (AddressSanitizer's) may read the clock inside
- * realloc, and in the program's thread the recorder logs such reads, which
- * would re-enter the stream in the middle of its realloc. */
-static void shrink_buffers(ph_stream *s, block *b)
+ * buffer goes back to the usual size: the recorder's memory should not stay
+ * at the largest message the rank ever received.  Here, in the writer
+ * thread for a background stream: a preloaded allocator (AddressSanitizer's)
+ * may read the clock inside realloc, and in the program's thread the
+ * recorder logs such reads, which would re-enter the stream in the middle
+ * of its realloc. */
+static void shrink_block(ph_stream *s, block *b)
 {
-    size_t usual = ZSTD_compressBound(s->o.block_size);
     uint8_t *p;
-    if (s->zcap > usual && (p = realloc(s->zbuf, usual))) {
-        s->zbuf = p;
-        s->zcap = usual;
-    }
     if (b->cap > s->o.block_size && (p = realloc(b->data, s->o.block_size))) {
         b->data = p;
         b->cap = s->o.block_size;
     }
 }
 
-/* Compress one block into one frame and write it.  A frame that cannot be
- * written whole is cut off again, so everything before it stays readable. */
+/* Compress one block into one frame and write it.  The frame goes out
+ * through zbuf, which holds a usual block's frame whole: a block of one
+ * large record (a logged message of gigabytes, which may not compress at
+ * all) is written a zbuf at a time, instead of compressed whole into a
+ * second buffer as large as itself.  Its size is pledged first, so the
+ * frame header still carries the content size that readers require.  A
+ * frame that cannot be written whole is cut off again, so everything
+ * before it stays readable. */
 static void emit(ph_stream *s, block *b)
 {
     if (b->used == 0 || atomic_load(&s->failed))
         return;
-    size_t bound = ZSTD_compressBound(b->used);
-    if (bound > s->zcap) {
-        uint8_t *z = realloc(s->zbuf, bound);
-        if (!z) {
-            fail(s, "out of memory for compression", ENOMEM);
+    uint64_t before = atomic_load(&s->file_bytes);
+    ZSTD_inBuffer in = {b->data, b->used, 0};
+    size_t left = ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only);
+    if (!ZSTD_isError(left))
+        left = ZSTD_CCtx_setPledgedSrcSize(s->cctx, b->used);
+    while (!ZSTD_isError(left)) {
+        ZSTD_outBuffer out = {s->zbuf, s->zcap, 0};
+        left = ZSTD_compressStream2(s->cctx, &out, &in, ZSTD_e_end);
+        if (!ZSTD_isError(left) && write_all(s, s->zbuf, out.pos) < 0) {
+            if (ftruncate(s->fd, (off_t)before) == 0)
+                atomic_store(&s->file_bytes, before);
             return;
         }
-        s->zbuf = z;
-        s->zcap = bound;
+        if (left == 0) {
+            shrink_block(s, b);
+            return;
+        }
     }
-    size_t n = ZSTD_compress2(s->cctx, s->zbuf, s->zcap, b->data, b->used);
-    if (ZSTD_isError(n)) {
-        snprintf(s->errmsg, sizeof s->errmsg, "%s: compression failed: %s", s->path,
-                 ZSTD_getErrorName(n));
-        atomic_store(&s->failed, 1);
-        return;
-    }
-    uint64_t before = atomic_load(&s->file_bytes);
-    if (write_all(s, s->zbuf, n) < 0 && ftruncate(s->fd, (off_t)before) == 0)
+    snprintf(s->errmsg, sizeof s->errmsg, "%s: compression failed: %s", s->path, ZSTD_getErrorName(left));
+    atomic_store(&s->failed, 1);
+    if (ftruncate(s->fd, (off_t)before) == 0)
         atomic_store(&s->file_bytes, before);
-    shrink_buffers(s, b);
 }
 
 static void *writer_main(void *arg)
