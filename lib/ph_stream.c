@@ -53,12 +53,14 @@ struct ph_stream {
     _Atomic uint64_t file_bytes;
 };
 
-static void fail(ph_stream *s, const char *what, int e)
+static void fail_with(ph_stream *s, const char *what, const char *why)
 {
     int expected = 0;
     if (atomic_compare_exchange_strong(&s->failed, &expected, 1))
-        snprintf(s->errmsg, sizeof s->errmsg, "%s: %s: %s", s->path, what, strerror(e));
+        snprintf(s->errmsg, sizeof s->errmsg, "%s: %s: %s", s->path, what, why);
 }
+
+static void fail(ph_stream *s, const char *what, int e) { fail_with(s, what, strerror(e)); }
 
 static int write_all(ph_stream *s, const void *buf, size_t n)
 {
@@ -108,24 +110,21 @@ static void emit(ph_stream *s, block *b)
         return;
     uint64_t before = atomic_load(&s->file_bytes);
     ZSTD_inBuffer in = {b->data, b->used, 0};
-    size_t left = ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only);
+    size_t left = ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only); /* then: bytes left to flush */
     if (!ZSTD_isError(left))
         left = ZSTD_CCtx_setPledgedSrcSize(s->cctx, b->used);
     while (!ZSTD_isError(left)) {
         ZSTD_outBuffer out = {s->zbuf, s->zcap, 0};
         left = ZSTD_compressStream2(s->cctx, &out, &in, ZSTD_e_end);
-        if (!ZSTD_isError(left) && write_all(s, s->zbuf, out.pos) < 0) {
-            if (ftruncate(s->fd, (off_t)before) == 0)
-                atomic_store(&s->file_bytes, before);
-            return;
-        }
+        if (!ZSTD_isError(left) && write_all(s, s->zbuf, out.pos) < 0)
+            break;
         if (left == 0) {
             shrink_block(s, b);
             return;
         }
     }
-    snprintf(s->errmsg, sizeof s->errmsg, "%s: compression failed: %s", s->path, ZSTD_getErrorName(left));
-    atomic_store(&s->failed, 1);
+    if (ZSTD_isError(left))
+        fail_with(s, "compression failed", ZSTD_getErrorName(left));
     if (ftruncate(s->fd, (off_t)before) == 0)
         atomic_store(&s->file_bytes, before);
 }
