@@ -277,7 +277,9 @@ static inline void ph_site_op_note(uint16_t *op, uint16_t call)
     if (*op != call)
         *op = *op ? PH_SITE_OPS : call;
 }
-/* meta.json value by key path ("mpi.version"), as a string; NULL if absent. */
+/* meta.json value by key path ("mpi.version"), as a string; NULL if absent.
+ * Not "comms" or "sites": those are read into the tables (ph_trace_comm,
+ * ph_trace_site) when the trace opens, and let go. */
 const char *ph_trace_meta(const ph_trace *t, const char *key);
 uint32_t ph_trace_ncomms(const ph_trace *t);
 const ph_comm_info *ph_trace_comm(const ph_trace *t, uint32_t id);
