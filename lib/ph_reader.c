@@ -1565,10 +1565,10 @@ ph_trace *ph_trace_open(const char *dir, ph_err *err)
             free(world);
             goto fail;
         }
-        /* Read into the tables, the two are most of meta.json, and jansson
-         * holds them in about 3.5 times their text (487 KB for NWChem's
-         * 145 KB); freed now, that memory serves the reading and the
-         * simulation, whose fresh pages cost a page fault each. */
+        /* Now in the tables.  The two are most of meta.json, and jansson
+         * holds them in three to five times their text (487 KB for
+         * NWChem's 145 KB); freed, that memory serves the reading and the
+         * simulation, whose fresh pages would cost a page fault each. */
         json_object_del(t->meta, "sites");
         json_object_del(t->meta, "comms");
         if (t->ncomms == 0 || t->comms[0].gid != 0 || t->comms[0].size != t->nranks) {

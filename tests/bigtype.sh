@@ -77,7 +77,7 @@ replay_same big "$prog" 0-1 --name both
 # MiB it receives does not compress (`bigtype noise`): the log's block of
 # it, once.  The frame is compressed a buffer of about 64 KiB at a time; it
 # was compressed whole into a second buffer of 80 MiB (the recording added
-# 149 MiB, against 103 MiB for the `bigtype` that compresses).  Peak
+# 134-149 MiB, against 103 MiB for the `bigtype` that compresses).  Peak
 # resident sizes, the bare job's first; then rank 1 replayed alone from
 # that log must print the recorded checksum.  Not under the sanitizers,
 # whose shadow memory has sizes of its own.
