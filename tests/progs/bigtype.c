@@ -85,8 +85,11 @@ int main(int argc, char **argv)
     int noise = argc > 1 && strcmp(argv[1], "noise") == 0;
     uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(rank + 1);
     for (size_t i = 0; i < LARGE; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
-        mib[i] = noise && i % MIB ? (unsigned char)(x >> 32) : (unsigned char)(rank + 1 + i / MIB);
+        mib[i] = (unsigned char)(rank + 1 + i / MIB);
+        if (noise && i % MIB) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+            mib[i] = (unsigned char)(x >> 32);
+        }
     }
 
     MPI_Datatype chunk, big;
