@@ -94,7 +94,11 @@ __attribute__((destructor)) static void slot_pool_free(void)
  * closed again: a prediction has every rank's reader open at once, and
  * neither a mapping each (vm.max_map_count, 65,530 by default, stopped
  * traces of 65,536 ranks; and each mapping's first touch was a page fault)
- * nor a descriptor each (RLIMIT_NOFILE) lasts to a million ranks. */
+ * nor a descriptor each (RLIMIT_NOFILE) lasts to a million ranks.  The
+ * first frame of an event file is read with the header, on the same
+ * descriptor: five system calls a rank (open, fstat, two preads, close)
+ * instead of seven, 12 us against 7 on a VM whose system calls cost 1-2 us
+ * (doc/simmpi-speed-log.md, sixteenth round). */
 typedef struct frames {
     char *path;          /* malloc'd: every rank has a reader open at once, and
                           * a 4 KiB array each was 4 GiB at a million ranks */
@@ -102,17 +106,27 @@ typedef struct frames {
     uint8_t *blk;
     size_t blkcap, blklen;
     size_t frame_off;    /* file offset of the current block's frame */
+    int ready;           /* blk holds a block read ahead, not yet handed out */
     ph_file_header hdr;
 } frames;
 
-/* n bytes of f's file from offset off into buf; 0, or -1 with err set. */
-static int read_at(const frames *f, uint8_t *buf, size_t n, size_t off, ph_err *err)
+/* O_NONBLOCK: a FIFO in a rank file's place must not wait for a writer (a
+ * regular file's reads ignore it). */
+static int open_file(const char *path, ph_err *err)
 {
-    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        ph_err_set(err, "%s: cannot open: %s", f->path, strerror(errno));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        ph_err_set(err, "%s: cannot open: %s", path, strerror(errno));
+    return fd;
+}
+
+/* n bytes of f's file from offset off into buf, through fd, or when fd is
+ * -1 a descriptor of its own; 0, or -1 with err set. */
+static int read_at(const frames *f, int fd, uint8_t *buf, size_t n, size_t off, ph_err *err)
+{
+    int own = fd < 0;
+    if (own && (fd = open_file(f->path, err)) < 0)
         return -1;
-    }
     size_t got = 0;
     while (got < n) {
         ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
@@ -121,15 +135,19 @@ static int read_at(const frames *f, uint8_t *buf, size_t n, size_t off, ph_err *
         if (k <= 0) {
             ph_err_set(err, "%s: offset %zu: %s", f->path, off + got,
                        k < 0 ? strerror(errno) : "file shrank while being read");
-            close(fd);
+            if (own)
+                close(fd);
             return -1;
         }
         got += (size_t)k;
     }
-    close(fd);
+    if (own)
+        close(fd);
     return 0;
 }
 
+/* Opens path and reads its header: the open descriptor (for the caller to
+ * read on and close), or -1 with err set. */
 static int frames_open(frames *f, const char *path, const char *magic, ph_err *err)
 {
     memset(f, 0, sizeof *f);
@@ -137,26 +155,27 @@ static int frames_open(frames *f, const char *path, const char *magic, ph_err *e
         ph_err_set(err, "%s: out of memory", path);
         return -1;
     }
+    int fd = open_file(path, err);
+    if (fd < 0)
+        return -1;
     struct stat st;
-    if (stat(path, &st) != 0) {
+    if (fstat(fd, &st) != 0) {
         ph_err_set(err, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISREG(st.st_mode)) {
+    } else if (!S_ISREG(st.st_mode)) {
         ph_err_set(err, "%s: not a regular file", path);
-        return -1;
+    } else if ((size_t)st.st_size < PH_HEADER_SIZE) {
+        ph_err_set(err, "%s: offset %zu: truncated header (%zu of %d bytes)", path, (size_t)st.st_size,
+                   (size_t)st.st_size, PH_HEADER_SIZE);
+    } else {
+        f->size = (size_t)st.st_size;
+        uint8_t h[PH_HEADER_SIZE];
+        if (read_at(f, fd, h, sizeof h, 0, err) == 0 && ph_header_decode(h, magic, &f->hdr, path, err) == 0) {
+            f->off = PH_HEADER_SIZE;
+            return fd;
+        }
     }
-    f->size = (size_t)st.st_size;
-    if (f->size < PH_HEADER_SIZE) {
-        ph_err_set(err, "%s: offset %zu: truncated header (%zu of %d bytes)", path, f->size,
-                   f->size, PH_HEADER_SIZE);
-        return -1;
-    }
-    uint8_t h[PH_HEADER_SIZE];
-    if (read_at(f, h, sizeof h, 0, err) < 0 || ph_header_decode(h, magic, &f->hdr, path, err) < 0)
-        return -1;
-    f->off = PH_HEADER_SIZE;
-    return 0;
+    close(fd);
+    return -1;
 }
 
 static void frames_close(frames *f)
@@ -169,7 +188,7 @@ static void frames_close(frames *f)
 /* The frame at f->off into sl->buf: its compressed size, or 0 with err
  * set.  Reads FIRST_READ bytes, then more, up to twice as many in all,
  * until the frame fits. */
-static size_t read_frame(frames *f, slot *sl, ph_err *err)
+static size_t read_frame(frames *f, int fd, slot *sl, ph_err *err)
 {
     size_t avail = f->size - f->off, have = 0, want = avail < FIRST_READ ? avail : FIRST_READ;
     for (;;) {
@@ -182,7 +201,7 @@ static size_t read_frame(frames *f, slot *sl, ph_err *err)
             sl->buf = b;
             sl->cap = want;
         }
-        if (read_at(f, sl->buf + have, want - have, f->off + have, err) < 0)
+        if (read_at(f, fd, sl->buf + have, want - have, f->off + have, err) < 0)
             return 0;
         have = want;
         size_t csize = ZSTD_findFrameCompressedSize(sl->buf, have);
@@ -200,8 +219,9 @@ static size_t read_frame(frames *f, slot *sl, ph_err *err)
     }
 }
 
-/* 1: a block in f->blk; 0: clean end of file; -1: error. */
-static int frames_next(frames *f, ph_err *err)
+/* The next frame, read through fd (-1: a descriptor of its own) and
+ * decompressed into f->blk.  1: a block; 0: clean end of file; -1: error. */
+static int frames_load(frames *f, int fd, ph_err *err)
 {
     if (f->off == f->size)
         return 0;
@@ -212,7 +232,7 @@ static int frames_next(frames *f, ph_err *err)
         return -1;
     }
     int rc = -1;
-    size_t csize = read_frame(f, sl, err);
+    size_t csize = read_frame(f, fd, sl, err);
     unsigned long long rsize = csize ? ZSTD_getFrameContentSize(sl->buf, csize) : 0;
     if (!csize)
         goto out;
@@ -242,6 +262,16 @@ static int frames_next(frames *f, ph_err *err)
 out:
     slot_give(sl);
     return rc;
+}
+
+/* 1: a block in f->blk; 0: clean end of file; -1: error. */
+static int frames_next(frames *f, ph_err *err)
+{
+    if (f->ready) {
+        f->ready = 0;
+        return 1;
+    }
+    return frames_load(f, -1, err);
 }
 
 /* ---- bounds-checked decoding of one block ----------------------------------- */
@@ -1279,9 +1309,11 @@ int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
 }
 
 /* Opens rank's file with extension ext into f, checking that its header
- * belongs to this trace. */
-static int open_rank_file(ph_trace *t, uint32_t rank, const char *ext, const char *magic, frames *f,
-                          ph_err *err)
+ * belongs to this trace; with read_first, reads its first frame too, on the
+ * same descriptor (an event file's reader always reads on; a log's first
+ * frame can be large, and its reader is opened before it is needed). */
+static int open_rank_file(ph_trace *t, uint32_t rank, const char *ext, const char *magic, int read_first,
+                          frames *f, ph_err *err)
 {
     if (rank >= t->nranks) {
         ph_err_set(err, "%s: no rank %u (the trace has %u ranks)", t->dir, rank, t->nranks);
@@ -1292,14 +1324,20 @@ static int open_rank_file(ph_trace *t, uint32_t rank, const char *ext, const cha
         ph_err_set(err, "out of memory");
         return -1;
     }
-    int rc = frames_open(f, path, magic, err);
+    int fd = frames_open(f, path, magic, err), rc = fd < 0 ? -1 : 0;
     if (rc == 0 && (f->hdr.rank != rank || f->hdr.nranks != t->nranks)) {
         ph_err_set(err, "%s: offset 12: header says rank %u of %u, expected rank %u of %u (mixed traces?)",
                    path, f->hdr.rank, f->hdr.nranks, rank, t->nranks);
         rc = -1;
     }
+    if (rc == 0 && read_first) {
+        rc = frames_load(f, fd, err);
+        f->ready = rc > 0;
+    }
+    if (fd >= 0)
+        close(fd);
     free(path);
-    return rc;
+    return rc < 0 ? -1 : 0;
 }
 
 static ph_rank_reader *rank_open(ph_trace *t, uint32_t rank, int defs_only, ph_err *err)
@@ -1316,7 +1354,7 @@ static ph_rank_reader *rank_open(ph_trace *t, uint32_t rank, int defs_only, ph_e
     local_init(&r->comms);
     local_init(&r->sites);
     local_init(&r->modules_idx);
-    int rc = open_rank_file(t, rank, "evt", PH_MAGIC_EVT, &r->f, err);
+    int rc = open_rank_file(t, rank, "evt", PH_MAGIC_EVT, 1, &r->f, err);
     /* world is local communicator 0 (trace id 0); datatype 0 is "none" */
     r->type_size = r->type_inl;
     r->ntype_size = TYPE_INLINE;
@@ -1746,7 +1784,7 @@ ph_log_reader *ph_log_open(ph_trace *t, uint32_t rank, ph_err *err)
         ph_err_set(err, "out of memory");
         return NULL;
     }
-    if (open_rank_file(t, rank, "log", PH_MAGIC_LOG, &r->f, err) < 0) {
+    if (open_rank_file(t, rank, "log", PH_MAGIC_LOG, 0, &r->f, err) < 0) {
         ph_log_close(r);
         return NULL;
     }

@@ -5,6 +5,8 @@
 # exit 1, and never crash (the ASan build runs this too).
 #   - a rank file cut short by 7 bytes (truncate -s -7): its last frame;
 #   - one byte flipped in the middle of a rank file: the frame holding it;
+#   - one byte flipped in the first frame (read with the header);
+#   - a FIFO and a directory in a rank file's place (not waited on);
 #   - a header cut to 20 bytes, and a bad magic;
 #   - an empty zstd frame before the first block;
 #   - with --log, a byte flipped in the middle of a .log (`phantom dump --log`);
@@ -85,6 +87,30 @@ expect flipped rank-000000.evt "$frame" stats dump "dump --json" "cluster" \
   "export --format simgrid --platform $top_srcdir/platforms/ib-qdr.conf -o $WORK/y.tit"
 left=$(ls -d "$WORK"/y.tit* 2> /dev/null || true)
 [ -z "$left" ] || fail "a failed export --platform over an earlier one left: $left"
+
+# a byte flipped in the first frame, which the reader takes with the header
+# when it opens the file (lib/ph_reader.c: open_rank_file)
+damage first-flipped
+f=$WORK/first-flipped/rank-000001.evt
+end=$($FRAMES "$f" | head -1 | cut -d' ' -f2)
+flip "$f" $(( (32 + end) / 2 ))
+expect first-flipped rank-000001.evt 32 stats dump "predict --platform $top_srcdir/platforms/ib-qdr.conf"
+
+# a FIFO, or a directory, in a rank file's place: refused at once, never
+# waited on (opening a FIFO to read blocks until it has a writer)
+for kind in fifo dir; do
+  damage $kind
+  rm "$WORK/$kind/rank-000001.evt"
+  if [ $kind = fifo ]; then mkfifo "$WORK/$kind/rank-000001.evt"; else mkdir "$WORK/$kind/rank-000001.evt"; fi
+  for verb in stats dump "predict --platform $top_srcdir/platforms/ib-qdr.conf"; do
+    rc=0
+    # shellcheck disable=SC2086
+    timeout 60 "$PHANTOM" $verb "$WORK/$kind" > /dev/null 2> "$WORK/$kind.err" || rc=$?
+    [ $rc -eq 1 ] && [ "$(cat "$WORK/$kind.err")" = "phantom ${verb%% *}: $WORK/$kind/rank-000001.evt: not a regular file" ] ||
+      fail "$kind: phantom $verb exited $rc: $(cat "$WORK/$kind.err")"
+    echo "$kind: phantom $verb: $(cat "$WORK/$kind.err")"
+  done
+done
 
 damage short-header
 truncate -s 20 "$WORK/short-header/rank-000001.evt"
