@@ -384,7 +384,7 @@ static json_t *payloads_json(const dumper *d)
 
 static void print_json_line(json_t *o)
 {
-    json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    ph_json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
     putchar('\n');
     json_decref(o);
 }

@@ -638,7 +638,7 @@ static int print_json(const report *r)
                                   (json_int_t)test_wait(res), "test_wait_share", test_wait_share(res),
                                   "test_wait_credit_ps", (json_int_t)res->test_wait_credit,
                                   "test_wait_credit_share", share_of(res, res->test_wait_credit)));
-    int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    int rc = ph_json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     putchar('\n');
     json_decref(doc);
     return rc == 0 ? CLI_OK : CLI_ERR;

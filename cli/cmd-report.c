@@ -734,7 +734,7 @@ typedef void (*writer)(FILE *f, const json_t *r);
 
 static void write_json(FILE *f, const json_t *r)
 {
-    json_dumpf(r, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    ph_json_dumpf(r, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     fputc('\n', f);
 }
 

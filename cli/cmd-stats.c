@@ -665,7 +665,7 @@ static int print_json(stats *st)
     json_t *doc = json_pack("{s:s, s:I, s:I, s:O, s:o, s:o}", "trace", ph_trace_dir(st->t), "nranks",
                             (json_int_t)ph_trace_nranks(st->t), "probe_gap_ns", (json_int_t)st->probe_ns,
                             "ranks", st->jranks, "totals", totals, "sites", sites_json(st));
-    int rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    int rc = ph_json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     putchar('\n');
     json_decref(doc);
     return rc == 0 ? CLI_OK : CLI_ERR;

@@ -280,7 +280,7 @@ int cl_plan_write(const cl_plan *pl, const cl_identity *id, const cl_method *m, 
     }
     int rc;
     if (strcmp(path, "-") == 0) {
-        rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        rc = ph_json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         rc |= fputc('\n', stdout) == EOF;
     } else {
         rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -89,6 +89,8 @@ struct json_t *ph_json_load(const char *path, ph_err *err);
 int ph_file_save(const char *path, int (*fill)(FILE *f, const void *ctx), const void *ctx, ph_err *err);
 /* ph_file_save of doc, with json_dumpf's flags. */
 int ph_json_save(struct json_t *doc, const char *path, size_t flags, ph_err *err);
+/* json_dumpf, the stream locked once rather than at every token. */
+int ph_json_dumpf(const struct json_t *doc, FILE *f, size_t flags);
 
 /* For a simulation of nranks ranks, from PH_HUGE_HEAP_RANKS on: reserves
  * PH_HEAP_PER_RANK a rank of malloc's heap at once (address space: memory
