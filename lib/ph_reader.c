@@ -1311,7 +1311,8 @@ int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
 /* Opens rank's file with extension ext into f, checking that its header
  * belongs to this trace; with read_first, reads its first frame too, on the
  * same descriptor (an event file's reader always reads on; a log's first
- * frame can be large, and its reader is opened before it is needed). */
+ * frame can be 80 MiB, and `phantom replay` opens every log it will need
+ * only to check it, before a job starts). */
 static int open_rank_file(ph_trace *t, uint32_t rank, const char *ext, const char *magic, int read_first,
                           frames *f, ph_err *err)
 {
