@@ -33,10 +33,12 @@
 #define FIRST_READ (64u << 10) /* a frame's bytes read at first; more if it is longer */
 #define SLOT_KEEP (4u << 20)   /* a pooled slot keeps a frame buffer up to this size */
 
+/* buf has room for a file header before it: a rank file's header and the
+ * start of its first frame come in one read (open_rank_file). */
 typedef struct slot {
     ZSTD_DCtx *dctx;
-    uint8_t *buf;
-    size_t cap;
+    uint8_t *mem, *buf; /* buf = mem + PH_HEADER_SIZE */
+    size_t cap;         /* of buf */
 } slot;
 
 static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -47,7 +49,7 @@ static void slot_free(slot *sl)
 {
     if (sl) {
         ZSTD_freeDCtx(sl->dctx);
-        free(sl->buf);
+        free(sl->mem);
         free(sl);
     }
 }
@@ -69,8 +71,8 @@ static slot *slot_take(void)
 static void slot_give(slot *sl)
 {
     if (sl->cap > SLOT_KEEP) { /* a large logged message's frame: not kept until exit */
-        free(sl->buf);
-        sl->buf = NULL;
+        free(sl->mem);
+        sl->mem = sl->buf = NULL;
         sl->cap = 0;
     }
     pthread_mutex_lock(&slot_lock);
@@ -80,6 +82,21 @@ static void slot_give(slot *sl)
     }
     pthread_mutex_unlock(&slot_lock);
     slot_free(sl);
+}
+
+/* Room for n bytes in sl->buf (and the header before it); -1 when out of
+ * memory. */
+static int slot_fit(slot *sl, size_t n)
+{
+    if (n > sl->cap || !sl->mem) {
+        uint8_t *m = realloc(sl->mem, PH_HEADER_SIZE + n);
+        if (!m)
+            return -1;
+        sl->mem = m;
+        sl->buf = m + PH_HEADER_SIZE;
+        sl->cap = n;
+    }
+    return 0;
 }
 
 __attribute__((destructor)) static void slot_pool_free(void)
@@ -95,10 +112,10 @@ __attribute__((destructor)) static void slot_pool_free(void)
  * neither a mapping each (vm.max_map_count, 65,530 by default, stopped
  * traces of 65,536 ranks; and each mapping's first touch was a page fault)
  * nor a descriptor each (RLIMIT_NOFILE) lasts to a million ranks.  The
- * first frame of an event file is read with the header, on the same
- * descriptor: five system calls a rank (open, fstat, two preads, close)
- * instead of seven, 12 us against 7 on a VM whose system calls cost 1-2 us
- * (doc/simmpi-speed-log.md, sixteenth round). */
+ * first frame of an event file is read with the header, in one pread
+ * when it is at most FIRST_READ bytes: four system calls a rank (open,
+ * fstat, pread, close) instead of seven, 7 us against 12 on a VM whose
+ * system calls cost 1.2-1.3 us (doc/simmpi-speed-log.md, sixteenth round). */
 typedef struct frames {
     char *path;          /* malloc'd: every rank has a reader open at once, and
                           * a 4 KiB array each was 4 GiB at a million ranks */
@@ -147,8 +164,10 @@ static int read_at(const frames *f, int fd, uint8_t *buf, size_t n, size_t off, 
 }
 
 /* Opens path and reads its header: the open descriptor (for the caller to
- * read on and close), or -1 with err set. */
-static int frames_open(frames *f, const char *path, const char *magic, ph_err *err)
+ * read on and close), or -1 with err set.  With sl, the same read brings
+ * the start of the first frame (up to FIRST_READ bytes) into sl->buf, and
+ * *have says how much. */
+static int frames_open(frames *f, const char *path, const char *magic, slot *sl, size_t *have, ph_err *err)
 {
     memset(f, 0, sizeof *f);
     if (!(f->path = strdup(path))) {
@@ -168,10 +187,20 @@ static int frames_open(frames *f, const char *path, const char *magic, ph_err *e
                    (size_t)st.st_size, PH_HEADER_SIZE);
     } else {
         f->size = (size_t)st.st_size;
-        uint8_t h[PH_HEADER_SIZE];
-        if (read_at(f, fd, h, sizeof h, 0, err) == 0 && ph_header_decode(h, magic, &f->hdr, path, err) == 0) {
-            f->off = PH_HEADER_SIZE;
-            return fd;
+        size_t avail = f->size - PH_HEADER_SIZE, n = sl ? (avail < FIRST_READ ? avail : FIRST_READ) : 0;
+        uint8_t h[PH_HEADER_SIZE], *at = h;
+        if (sl && slot_fit(sl, n) < 0) {
+            ph_err_set(err, "%s: out of memory", path);
+        } else {
+            if (sl)
+                at = sl->buf - PH_HEADER_SIZE;
+            if (read_at(f, fd, at, PH_HEADER_SIZE + n, 0, err) == 0 &&
+                ph_header_decode(at, magic, &f->hdr, path, err) == 0) {
+                f->off = PH_HEADER_SIZE;
+                if (have)
+                    *have = n;
+                return fd;
+            }
         }
     }
     close(fd);
@@ -185,25 +214,22 @@ static void frames_close(frames *f)
     memset(f, 0, sizeof *f);
 }
 
-/* The frame at f->off into sl->buf: its compressed size, or 0 with err
- * set.  Reads FIRST_READ bytes, then more, up to twice as many in all,
- * until the frame fits. */
-static size_t read_frame(frames *f, int fd, slot *sl, ph_err *err)
+/* The frame at f->off into sl->buf, whose first have bytes are there
+ * already: its compressed size, or 0 with err set.  Reads FIRST_READ bytes,
+ * then more, up to twice as many in all, until the frame fits. */
+static size_t read_frame(frames *f, int fd, slot *sl, size_t have, ph_err *err)
 {
-    size_t avail = f->size - f->off, have = 0, want = avail < FIRST_READ ? avail : FIRST_READ;
+    size_t avail = f->size - f->off, want = avail < FIRST_READ ? avail : FIRST_READ;
     for (;;) {
-        if (want > sl->cap) {
-            uint8_t *b = realloc(sl->buf, want);
-            if (!b) {
+        if (want > have) {
+            if (slot_fit(sl, want) < 0) {
                 ph_err_set(err, "%s: out of memory", f->path);
                 return 0;
             }
-            sl->buf = b;
-            sl->cap = want;
+            if (read_at(f, fd, sl->buf + have, want - have, f->off + have, err) < 0)
+                return 0;
+            have = want;
         }
-        if (read_at(f, fd, sl->buf + have, want - have, f->off + have, err) < 0)
-            return 0;
-        have = want;
         size_t csize = ZSTD_findFrameCompressedSize(sl->buf, have);
         int short_read = ZSTD_isError(csize) && ZSTD_getErrorCode(csize) == ZSTD_error_srcSize_wrong;
         if (short_read && have < avail) {
@@ -219,20 +245,22 @@ static size_t read_frame(frames *f, int fd, slot *sl, ph_err *err)
     }
 }
 
-/* The next frame, read through fd (-1: a descriptor of its own) and
- * decompressed into f->blk.  1: a block; 0: clean end of file; -1: error. */
-static int frames_load(frames *f, int fd, ph_err *err)
+/* The next frame, decompressed into f->blk: read through fd (-1: a
+ * descriptor of its own) into the caller's slot, whose buffer holds the
+ * frame's first have bytes, or into one of the pool's (own NULL).  1: a
+ * block; 0: clean end of file; -1: error. */
+static int frames_load(frames *f, int fd, slot *own, size_t have, ph_err *err)
 {
     if (f->off == f->size)
         return 0;
     f->frame_off = f->off;
-    slot *sl = slot_take();
+    slot *sl = own ? own : slot_take();
     if (!sl) {
         ph_err_set(err, "%s: out of memory", f->path);
         return -1;
     }
     int rc = -1;
-    size_t csize = read_frame(f, fd, sl, err);
+    size_t csize = read_frame(f, fd, sl, have, err);
     unsigned long long rsize = csize ? ZSTD_getFrameContentSize(sl->buf, csize) : 0;
     if (!csize)
         goto out;
@@ -260,7 +288,8 @@ static int frames_load(frames *f, int fd, ph_err *err)
     f->off += csize;
     rc = 1;
 out:
-    slot_give(sl);
+    if (!own)
+        slot_give(sl);
     return rc;
 }
 
@@ -271,7 +300,7 @@ static int frames_next(frames *f, ph_err *err)
         f->ready = 0;
         return 1;
     }
-    return frames_load(f, -1, err);
+    return frames_load(f, -1, NULL, 0, err);
 }
 
 /* ---- bounds-checked decoding of one block ----------------------------------- */
@@ -1325,18 +1354,27 @@ static int open_rank_file(ph_trace *t, uint32_t rank, const char *ext, const cha
         ph_err_set(err, "out of memory");
         return -1;
     }
-    int fd = frames_open(f, path, magic, err), rc = fd < 0 ? -1 : 0;
+    slot *sl = NULL;
+    size_t have = 0;
+    int fd = -1;
+    if (read_first && !(sl = slot_take()))
+        ph_err_set(err, "%s: out of memory", path);
+    else
+        fd = frames_open(f, path, magic, sl, &have, err);
+    int rc = fd < 0 ? -1 : 0;
     if (rc == 0 && (f->hdr.rank != rank || f->hdr.nranks != t->nranks)) {
         ph_err_set(err, "%s: offset 12: header says rank %u of %u, expected rank %u of %u (mixed traces?)",
                    path, f->hdr.rank, f->hdr.nranks, rank, t->nranks);
         rc = -1;
     }
     if (rc == 0 && read_first) {
-        rc = frames_load(f, fd, err);
+        rc = frames_load(f, fd, sl, have, err);
         f->ready = rc > 0;
     }
     if (fd >= 0)
         close(fd);
+    if (sl)
+        slot_give(sl);
     free(path);
     return rc < 0 ? -1 : 0;
 }
