@@ -1,6 +1,7 @@
 #!/bin/sh
 # The writer is the reader's inverse: recorded traces of the test programs,
 # copied event by event through ph_writer, dump exactly as the originals.
+# And a first frame longer than the reader's first read dumps the same.
 . "$top_srcdir/tests/lib.sh"
 for src in p2p.c nonblocking.c collectives.c comms.c; do
   prog=$(cd "$WORK" && build_prog "$src")
