@@ -137,13 +137,10 @@ static int open_file(const char *path, ph_err *err)
     return fd;
 }
 
-/* n bytes of f's file from offset off into buf, through fd, or when fd is
- * -1 a descriptor of its own; 0, or -1 with err set. */
+/* n bytes of f's file (open as fd) from offset off into buf; 0, or -1
+ * with err set. */
 static int read_at(const frames *f, int fd, uint8_t *buf, size_t n, size_t off, ph_err *err)
 {
-    int own = fd < 0;
-    if (own && (fd = open_file(f->path, err)) < 0)
-        return -1;
     size_t got = 0;
     while (got < n) {
         ssize_t k = pread(fd, buf + got, n - got, (off_t)(off + got));
@@ -152,14 +149,10 @@ static int read_at(const frames *f, int fd, uint8_t *buf, size_t n, size_t off, 
         if (k <= 0) {
             ph_err_set(err, "%s: offset %zu: %s", f->path, off + got,
                        k < 0 ? strerror(errno) : "file shrank while being read");
-            if (own)
-                close(fd);
             return -1;
         }
         got += (size_t)k;
     }
-    if (own)
-        close(fd);
     return 0;
 }
 
@@ -246,20 +239,24 @@ static size_t read_frame(frames *f, int fd, slot *sl, size_t have, ph_err *err)
 }
 
 /* The next frame, decompressed into f->blk: read through fd (-1: a
- * descriptor of its own) into the caller's slot, whose buffer holds the
- * frame's first have bytes, or into one of the pool's (own NULL).  1: a
- * block; 0: clean end of file; -1: error. */
+ * descriptor opened for this frame, all of whose reads it serves) into the
+ * caller's slot, whose buffer holds the frame's first have bytes, or into
+ * one of the pool's (own NULL).  1: a block; 0: clean end of file; -1:
+ * error. */
 static int frames_load(frames *f, int fd, slot *own, size_t have, ph_err *err)
 {
     if (f->off == f->size)
         return 0;
     f->frame_off = f->off;
+    int own_fd = fd < 0;
+    if (own_fd && (fd = open_file(f->path, err)) < 0)
+        return -1;
+    int rc = -1;
     slot *sl = own ? own : slot_take();
     if (!sl) {
         ph_err_set(err, "%s: out of memory", f->path);
-        return -1;
+        goto out;
     }
-    int rc = -1;
     size_t csize = read_frame(f, fd, sl, have, err);
     unsigned long long rsize = csize ? ZSTD_getFrameContentSize(sl->buf, csize) : 0;
     if (!csize)
@@ -288,8 +285,10 @@ static int frames_load(frames *f, int fd, slot *own, size_t have, ph_err *err)
     f->off += csize;
     rc = 1;
 out:
-    if (!own)
+    if (sl && !own)
         slot_give(sl);
+    if (own_fd)
+        close(fd);
     return rc;
 }
 
