@@ -282,12 +282,12 @@ int cl_plan_write(const cl_plan *pl, const cl_identity *id, const cl_method *m, 
     if (strcmp(path, "-") == 0) {
         rc = ph_json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         rc |= fputc('\n', stdout) == EOF;
-    } else {
-        rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (rc)
+            ph_err_set(err, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
+    } else { /* beside it, then renamed: a full disk leaves an earlier groups file whole */
+        rc = ph_json_save(doc, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER, err);
     }
     json_decref(doc);
-    if (rc)
-        ph_err_set(err, "%s: cannot write: %s", path, strerror(errno ? errno : EIO));
     return rc ? -1 : 0;
 }
 

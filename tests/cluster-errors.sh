@@ -3,7 +3,7 @@
 # usage): a trace of another format version (a rank header or meta.json), a
 # groups file made from another trace (other ranks, other sequences, another
 # recording of the same program) or not a groups file at all, impossible k,
-# and malformed options.
+# malformed options, and a groups file that cannot be written whole.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/cluster-lib.sh"
 
@@ -78,4 +78,20 @@ seq 0 9 > "$WORK/map10"
 expect 1 "map10: names the node of 10 ranks, the trace has 16" "$WORK/a" --map "$WORK/map10"
 expect 1 "cyclc: cannot open: No such file or directory (nor is it block or cyclic)" "$WORK/a" --map cyclc
 expect 1 "cannot write" "$WORK/a" -o "$WORK/no/such/dir/g.json"
+
+# A groups file that cannot be written whole (here: past the file size
+# limit, with SIGXFSZ ignored so that write fails instead) leaves the
+# earlier one as it was, not cut short.
+$CLUSTER "$WORK/a" -o "$WORK/g.json" > /dev/null
+cp "$WORK/g.json" "$WORK/g.before"
+[ "$(wc -c < "$WORK/g.json")" -gt 1024 ] || fail "g.json is too small to pass the limit"
+set +e
+(trap '' XFSZ; ulimit -f 1 && exec $CLUSTER "$WORK/a" -t 1% -o "$WORK/g.json") > /dev/null 2> "$WORK/err"
+rc=$?
+set -e
+[ $rc = 1 ] || fail "cluster past the file size limit: exit $rc, expected 1: $(cat "$WORK/err")"
+grep -q "^phantom cluster: $WORK/g.json: cannot write: File too large\$" "$WORK/err" ||
+  fail "cluster past the file size limit said: $(cat "$WORK/err")"
+cmp -s "$WORK/g.json" "$WORK/g.before" || fail "a failed write changed the earlier groups file"
+ls "$WORK"/g.json.*.tmp > /dev/null 2>&1 && fail "a failed write left its temporary file"
 exit 0
