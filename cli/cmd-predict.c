@@ -553,7 +553,7 @@ static json_t *ranks_json(const simmpi_result *res)
         const simmpi_rank_result *rr = &res->ranks[i];
         const simmpi_breakdown *b = &rr->b;
         /* one json_pack a rank: at 65,536 ranks, a second object merged in
-         * and four separate sets took 0.2 s more */
+         * and four separate sets took 0.14 s more (1,950 against 1,806 ms) */
         json_array_append_new(
             a, json_pack("{s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:b}", "rank", (json_int_t)i,
                          "finish_ps", (json_int_t)rr->finish, "finish_s", secs(rr->finish), "calls",
