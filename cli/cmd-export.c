@@ -90,7 +90,7 @@ static const char *const approx_what[AP_COUNT] = {
     [AP_COLL_P2P] = "collectives on sub-communicators, Scan and Exscan replayed as the point-to-point "
                     "messages of phantom predict's algorithm (TI collectives are on MPI_COMM_WORLD only)",
     [AP_ICOLL] = "nonblocking collectives replayed blocking where the trace completed them",
-    [AP_INTER] = "intercommunicator collectives dropped (phantom predict skips them too)",
+    [AP_INTER] = "intercommunicator collectives other than Barrier, Bcast, Reduce and Allreduce dropped (phantom predict skips them too)",
     [AP_FREED] = "active requests freed or cancelled: never waited for",
     [AP_COLLIDE] = "requests posted while one with the same source, destination and tag was pending "
                    "(SimGrid's replay keeps only the older)",
@@ -503,6 +503,10 @@ static int dc_recv_sizes(dentry *d)
     qsort(r, nr, sizeof *r, by_pair);
     for (uint32_t i = 0, j = 0; i < nr; i++) {
         dmsg *m = &d->m[r[i]];
+        if (m->src & SIMMPI_REMOTE) { /* sent by the other group's decomposition: one block */
+            m->bytes = d->a.coll == SIMMPI_BARRIER ? 4 : d->a.count * d->a.esize;
+            continue;
+        }
         while (j < ns && (d->m[s[j]].src < m->src || (d->m[s[j]].src == m->src && d->m[s[j]].dst < m->dst)))
             j++;
         int hit = j < ns && d->m[s[j]].src == m->src && d->m[s[j]].dst == m->dst;
@@ -524,7 +528,7 @@ static int same_args(const dentry *d, const simmpi_coll_args *a)
     const simmpi_coll_args *b = &d->a;
     if (!d->valid || a->coll != b->coll || a->alg != b->alg || a->size != b->size ||
         a->root != b->root || a->count != b->count || a->esize != b->esize ||
-        !a->vbytes != !b->vbytes)
+        a->remote_size != b->remote_size || !a->vbytes != !b->vbytes)
         return 0;
     return !a->vbytes || memcmp(a->vbytes, b->vbytes, a->size * sizeof *a->vbytes) == 0;
 }
@@ -532,7 +536,7 @@ static int same_args(const dentry *d, const simmpi_coll_args *a)
 static size_t dc_slot(const simmpi_coll_args *a)
 {
     uint64_t h = mix((uint64_t)a->coll << 56 ^ (uint64_t)a->alg << 48 ^ (uint64_t)a->size << 16 ^ a->root);
-    h = mix(h ^ a->count ^ (uint64_t)a->esize << 40);
+    h = mix(h ^ a->count ^ (uint64_t)a->esize << 40 ^ (uint64_t)a->remote_size << 8);
     for (uint32_t i = 0; a->vbytes && i < a->size; i++)
         h = mix(h ^ a->vbytes[i]);
     return h % DC_SLOTS;
@@ -624,9 +628,17 @@ static int emit_rounds(xrank *r, const dentry *d, uint32_t me, const ph_comm_inf
         for (; i < hi && d->m[i].round == round; i++) {
             const dmsg *m = &d->m[i];
             uint32_t peer = m->recv ? m->src : m->dst;
-            if (peer == me || peer >= ci->size) /* a copy to itself: no message */
+            int32_t world;
+            if (peer & SIMMPI_REMOTE) { /* the other group of an intercommunicator */
+                if ((peer &= ~SIMMPI_REMOTE) >= ci->remote_size)
+                    continue;
+                world = ci->remote[peer];
+            } else if (peer == me || peer >= ci->size) { /* a copy to itself: no message */
                 continue;
-            if (post(r, !m->recv, ci->members[peer], slot, 0, m->bytes, &k[n++]) != CLI_OK) {
+            } else {
+                world = ci->members[peer];
+            }
+            if (post(r, !m->recv, world, slot, 0, m->bytes, &k[n++]) != CLI_OK) {
                 free(k);
                 return CLI_ERR;
             }
@@ -646,6 +658,15 @@ static int decomposed(xrank *r, const ph_event *ev, int coll, uint32_t comm, con
                          x->trace, r->rank, ull(ev->seq), ph_ops[ev->op].name, r->rank, comm);
     simmpi_coll_args a = {.coll = (simmpi_coll)coll, .alg = x->pf.coll_alg[coll], .size = ci->size};
     a.root = ev->root >= 0 && (uint32_t)ev->root < ci->size ? (uint32_t)ev->root : 0;
+    if (ci->remote_size) { /* as phantom predict runs it (simmpi: coll.c, inter) */
+        a.alg = 0;
+        a.remote_size = ci->remote_size;
+        a.root = ev->root == PH_ROOT        ? SIMMPI_ROOT_HERE
+                 : ev->root == PH_PROC_NULL ? SIMMPI_ROOT_NONE
+                 : ev->root >= 0            ? (uint32_t)ev->root
+                                            : 0;
+        comm = canon_comm(x, comm); /* both sides' messages in one slot */
+    }
     if (coll_args(ev, coll, (uint32_t)me, &a) < 0) {
         x->approx[AP_VSIZES]++;
         return CLI_OK;
@@ -744,9 +765,13 @@ static int collective(xrank *r, const ph_event *ev, int coll, uint32_t comm)
     if (!ci)
         return cli_error("export", "%s: rank %u: event %llu (%s): unknown communicator %u", x->trace,
                          r->rank, ull(ev->seq), ph_ops[ev->op].name, comm);
-    if (ci->remote_size) {
-        x->approx[AP_INTER]++;
+    if (ci->remote_size && !simmpi_alg_name((simmpi_coll)coll, SIMMPI_ALG_INTER)) {
+        x->approx[AP_INTER]++; /* not simulated by phantom predict either */
         return CLI_OK;
+    }
+    if (ci->remote_size) {
+        x->approx[AP_COLL_P2P]++;
+        return decomposed(r, ev, coll, comm, ci);
     }
     if (worldlike(x, comm, ci) && coll != SIMMPI_SCAN && coll != SIMMPI_EXSCAN)
         return native(r, ev, coll);

@@ -533,6 +533,10 @@ static void print_tables(const report *r)
     if (r->res->unmatched_sends)
         printf("\nwarning: %llu messages were sent but never received\n",
                (unsigned long long)r->res->unmatched_sends);
+    if (r->res->unsimulated_colls)
+        printf("\nnote: %llu calls of collectives on intercommunicators other than Barrier, Bcast, Reduce and\n"
+               "Allreduce were not simulated: they cost nothing here (doc/simmpi.md section 5)\n",
+               (unsigned long long)r->res->unsimulated_colls);
     print_poll_note(r->res);
 }
 
@@ -631,10 +635,11 @@ static int print_json(const report *r)
     json_object_set_new(doc, "collectives", colls_json(res));
     json_object_set(doc, "untraced", r->untraced);
     json_object_set_new(doc, "simulator",
-                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:f, s:I, s:f}", "events", (json_int_t)res->events,
+                        json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f, s:I, s:I, s:f, s:I, s:f}", "events", (json_int_t)res->events,
                                   "messages", (json_int_t)res->messages, "heap_events",
                                   (json_int_t)res->heap_events, "unmatched_messages",
-                                  (json_int_t)res->unmatched_sends, "failed_polls",
+                                  (json_int_t)res->unmatched_sends, "unsimulated_collective_calls",
+                                  (json_int_t)res->unsimulated_colls, "failed_polls",
                                   (json_int_t)res->failed_polls, "failed_poll_ps",
                                   (json_int_t)res->failed_poll_time, "failed_poll_share", poll_share(res),
                                   "folded_polls", (json_int_t)res->folded_polls, "test_wait_ps",

@@ -12,20 +12,36 @@
  *
  * sums up rank RANK's schedule alone ("rank R rounds N sends N recvs N bytes
  * B"), as the simulator asks for it, round after round: at sizes where
- * listing every rank's messages would take too long. */
+ * listing every rank's messages would take too long.
+ *
+ *   coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE
+ *
+ * lists one group's messages of a collective on an intercommunicator whose
+ * local group has SIZE ranks and remote group RSIZE: ROOT is "root"
+ * (MPI_ROOT), "none" (MPI_PROC_NULL) or the root's rank in the remote group,
+ * and a peer in the remote group is printed as rN. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+/* A rank of the communicator, or rN for rank N of an intercommunicator's remote group. */
+static const char *peer(uint32_t p, char *buf, size_t cap)
+{
+    snprintf(buf, cap, p & SIMMPI_REMOTE ? "r%u" : "%u", p & ~SIMMPI_REMOTE);
+    return buf;
+}
+
 static void print_msg(void *ctx, const simmpi_coll_msg *m, int is_recv)
 {
     (void)ctx;
+    char s[16], d[16];
     if (is_recv)
-        printf("R %u %u %u\n", m->src, m->dst, m->round);
+        printf("R %s %s %u\n", peer(m->src, s, sizeof s), peer(m->dst, d, sizeof d), m->round);
     else
-        printf("S %u %u %u %llu\n", m->src, m->dst, m->round, (unsigned long long)m->bytes);
+        printf("S %s %s %u %llu\n", peer(m->src, s, sizeof s), peer(m->dst, d, sizeof d), m->round,
+               (unsigned long long)m->bytes);
 }
 
 typedef struct tally {
@@ -58,9 +74,34 @@ static int one_rank(const simmpi_coll_args *a, uint32_t me)
     return alg;
 }
 
+/* coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE */
+static int inter_main(int argc, char **argv)
+{
+    if (argc != 9 || strcmp(argv[4], "inter") != 0) {
+        fprintf(stderr, "usage: coll-list -i RSIZE COLL inter SIZE ROOT|root|none COUNT ESIZE\n");
+        return 2;
+    }
+    int coll = simmpi_coll_from_name(argv[3]);
+    uint32_t root = strcmp(argv[6], "root") == 0   ? SIMMPI_ROOT_HERE
+                    : strcmp(argv[6], "none") == 0 ? SIMMPI_ROOT_NONE
+                                                   : (uint32_t)atoi(argv[6]);
+    simmpi_coll_args a = {.coll = (simmpi_coll)coll, .size = (uint32_t)atoi(argv[5]), .root = root,
+                          .count = strtoull(argv[7], NULL, 10), .esize = (uint32_t)atoi(argv[8]),
+                          .remote_size = (uint32_t)atoi(argv[2])};
+    int used = coll < 0 || a.remote_size == 0 ? -1 : simmpi_coll_messages(&a, print_msg, NULL, 1);
+    if (used < 0) {
+        fprintf(stderr, "coll-list: cannot decompose '%s' on that intercommunicator\n", argv[3]);
+        return 1;
+    }
+    printf("alg %d %s\n", used, simmpi_alg_name((simmpi_coll)coll, used));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     long rank = -1;
+    if (argc > 1 && strcmp(argv[1], "-i") == 0)
+        return inter_main(argc, argv);
     if (argc > 2 && strcmp(argv[1], "-r") == 0) {
         rank = atol(argv[2]);
         argv += 2;

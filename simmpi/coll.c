@@ -1055,10 +1055,90 @@ static DISPATCHED int scan_linear(const ins_coll *c, rb *b)
     return b->hit;
 }
 
+/* ---- intercommunicator collectives ------------------------------------------------------------------------
+ *
+ * Open MPI 4.1 runs them in coll/inter (Barrier in coll/basic, as an
+ * Allreduce of one int): a collective on the group's own local
+ * communicator, with the algorithm its rule picks for the local group's
+ * size, to or from the group's rank 0, and messages between the two groups'
+ * rank 0s (or from the root to the remote rank 0).  Peers in the remote
+ * group carry COLL_REMOTE.  Inter collectives are rare: their rounds are
+ * walked afresh each time (no memo, no kept schedule). */
+
+/* The local collective coll of count elements, rooted at local rank 0, as
+ * the next rounds of c's schedule. */
+static int inter_local(const ins_coll *c, rb *b, int coll, uint64_t count)
+{
+    if (b->want < b->cur || c->size < 2) /* past the wanted round: do not clobber it */
+        return b->hit;
+    ins_coll s = {.coll = (uint8_t)coll, .size = c->size, .me = c->me, .root = 0, .count = count,
+                  .esize = c->esize};
+    s.alg = (uint8_t)simmpi_coll_decide((simmpi_coll)coll, s.size, count * s.esize);
+    uint32_t n = count_rounds(&s, b->o), first = b->cur;
+    b->cur += n;
+    if (b->want >= b->cur)
+        return 0;
+    b->o->nsend = b->o->nrecv = 0;
+    b->o->reduce_bytes = 0;
+    rb sub = {.want = b->want - first, .o = b->o};
+    return b->hit = run_alg(&s, &sub);
+}
+
+/* One round with remote rank peer: a receive from it, a send of bytes to it, or both. */
+static int inter_round(rb *b, uint32_t peer, int recv, uint64_t send_bytes, int send)
+{
+    if (!rnd(b))
+        return 0;
+    b->o->nsend = b->o->nrecv = 0; /* the local parts' counting used the scratch round */
+    b->o->reduce_bytes = 0;
+    if (recv)
+        R(b->o, COLL_REMOTE | peer);
+    if (send)
+        S(b->o, COLL_REMOTE | peer, send_bytes);
+    return 1;
+}
+
+static int inter(const ins_coll *c, rb *b)
+{
+    uint64_t count = c->coll == SIMMPI_BARRIER ? 1 : c->count;
+    ins_coll ar = *c;
+    switch (c->coll) {
+    case SIMMPI_BCAST: /* the root to remote rank 0, which broadcasts it in its group */
+        if (c->root == COLL_ROOT_HERE)
+            return inter_round(b, 0, 0, B(c), 1);
+        if (c->root == COLL_ROOT_NONE)
+            return 0;
+        if (c->me == 0)
+            inter_round(b, c->root, 1, 0, 0);
+        return inter_local(c, b, SIMMPI_BCAST, count);
+    case SIMMPI_REDUCE: /* reduced in the other group to its rank 0, which sends it to the root */
+        if (c->root == COLL_ROOT_HERE)
+            return inter_round(b, 0, 1, 0, 0);
+        if (c->root == COLL_ROOT_NONE)
+            return 0;
+        inter_local(c, b, SIMMPI_REDUCE, count);
+        if (c->me == 0)
+            inter_round(b, c->root, 0, B(c), 1);
+        return b->hit;
+    case SIMMPI_BARRIER:
+        ar.esize = 4; /* an Allreduce of one int */
+        c = &ar;
+        __attribute__((fallthrough));
+    case SIMMPI_ALLREDUCE: /* reduce to rank 0, the two rank 0s swap, broadcast */
+        inter_local(c, b, SIMMPI_REDUCE, count);
+        if (c->me == 0)
+            inter_round(b, 0, 1, count * c->esize, 1);
+        return inter_local(c, b, SIMMPI_BCAST, count);
+    default: return 0;
+    }
+}
+
 /* ---- dispatch ------------------------------------------------------------------------------------------------------ */
 
 static int run_alg(const ins_coll *c, rb *b)
 {
+    if (__builtin_expect(c->rsize != 0, 0))
+        return inter(c, b);
     if (c->size < 2)
         return 0;
     switch (c->coll) {

@@ -202,6 +202,9 @@ int simmpi_coll_from_name(const char *name)
 
 const char *simmpi_alg_name(simmpi_coll c, int alg)
 {
+    if (alg == SIMMPI_ALG_INTER && (c == SIMMPI_BARRIER || c == SIMMPI_BCAST || c == SIMMPI_REDUCE ||
+                                    c == SIMMPI_ALLREDUCE))
+        return "inter";
     if ((unsigned)c >= SIMMPI_NCOLL || alg < 0 || alg >= 10)
         return NULL;
     return alg_names[c][alg];
@@ -223,15 +226,28 @@ int simmpi_alg_from_name(simmpi_coll c, const char *name)
 
 int coll_alg_resolve(simmpi_coll c, int forced, uint32_t size, uint64_t bytes)
 {
-    if (forced > 0 && simmpi_alg_name(c, forced))
+    if (forced > 0 && forced != SIMMPI_ALG_INTER && simmpi_alg_name(c, forced))
         return forced;
     return simmpi_coll_decide(c, size, bytes);
 }
 
 /* ---- the decomposition, message by message ------------------------------------------------- */
 
+/* An intercommunicator's collective: coll.c's inter, or -1. */
+static int inter_args_alg(const simmpi_coll_args *a)
+{
+    if (a->size == 0 || a->remote_size >= SIMMPI_REMOTE || !simmpi_alg_name(a->coll, SIMMPI_ALG_INTER))
+        return -1;
+    int rooted = a->coll == SIMMPI_BCAST || a->coll == SIMMPI_REDUCE;
+    if (rooted && a->root != SIMMPI_ROOT_HERE && a->root != SIMMPI_ROOT_NONE && a->root >= a->remote_size)
+        return -1;
+    return SIMMPI_ALG_INTER;
+}
+
 int coll_args_alg(const simmpi_coll_args *a)
 {
+    if (a->remote_size)
+        return inter_args_alg(a);
     if ((unsigned)a->coll >= SIMMPI_NCOLL || a->size == 0 || a->root >= a->size)
         return -1;
     uint64_t bytes = a->vbytes ? 0 : a->count * a->esize;
@@ -247,7 +263,7 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
 {
     ins_coll c = {.coll = (uint8_t)a->coll, .alg = (uint8_t)alg, .size = a->size, .me = me,
                   .root = a->root, .count = a->count, .esize = a->esize ? a->esize : 1,
-                  .v = (uint64_t *)a->vbytes};
+                  .rsize = a->remote_size, .v = (uint64_t *)a->vbytes};
     if (a->vbytes && (a->coll == SIMMPI_GATHERV || a->coll == SIMMPI_ALLGATHERV)) {
         c.count = a->vbytes[me]; /* what this rank contributes */
         c.esize = 1;

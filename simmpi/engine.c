@@ -937,16 +937,16 @@ static void ev_cts(sim *s, uint32_t mi, simtime t)
 
 /* ---- instructions ------------------------------------------------------------------------ */
 
-/* One request of a collective round, to or from member x->peer of the
- * communicator; what is the same for all of the round's (its owner's
- * call, the communicator) the caller reads once. */
-static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, const int32_t *members,
+/* One request of a collective round, x, to or from world rank world; its
+ * message's key has context ctx (the communicator; for an
+ * intercommunicator, the one both sides share).  What is the same for all
+ * of the round's (its owner's call, the communicator) the caller reads once. */
+static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, uint32_t ctx, uint32_t world,
                              const coll_xfer *x, int send)
 {
     uint32_t qi = req_new(s, rank, send ? RQ_SEND : RQ_RECV);
     if (qi == NIL)
         return;
-    uint32_t world = (uint32_t)members[x->peer];
     req *q = &s->rq[qi];
     q->state = RS_COLL;
     q->comm = comm;
@@ -956,9 +956,26 @@ static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, con
     r->creq[r->ncreq++] = qi;
     ins_p2p p = {.peer = (int32_t)world, .tag = 0, .bytes = x->bytes, .req = qi};
     if (send)
-        post_send(s, rank, &p, comm, 1, 0);
+        post_send(s, rank, &p, ctx, 1, 0);
     else
-        post_recv(s, rank, &p, comm, 1);
+        post_recv(s, rank, &p, ctx, 1);
+}
+
+/* coll_post_round on an intercommunicator: a peer is in either group
+ * (COLL_REMOTE), and both sides' messages match in the context the pair
+ * shares (each side is a communicator of its own). */
+static __attribute__((noinline, cold)) void coll_post_round_inter(sim *s, uint32_t rank, uint32_t comm,
+                                                                  const ph_comm_info *ci, const coll_round *cr)
+{
+    srank *r = &s->r[rank];
+    uint32_t ctx = p2p_ctx(s, comm);
+    r->ncreq = 0;
+    for (uint32_t k = 0; k < cr->nrecv + cr->nsend; k++) {
+        int send = k >= cr->nrecv;
+        const coll_xfer *x = send ? &cr->send[k - cr->nrecv] : &cr->recv[k];
+        int32_t world = x->peer & COLL_REMOTE ? ci->remote[x->peer & ~COLL_REMOTE] : ci->members[x->peer];
+        coll_post(s, rank, r, comm, ctx, (uint32_t)world, x, send);
+    }
 }
 
 /* The round's receives, then its sends, each in the order the round lists
@@ -968,28 +985,34 @@ static void coll_post_round(sim *s, uint32_t rank, uint32_t comm, const coll_rou
     srank *r = &s->r[rank];
     /* sim_comm without the call: the collective's communicator is known by now */
     const ph_comm_info *ci = comm < s->ncomms ? s->comms[comm].info : NULL;
-    const int32_t *members = (ci ? ci : sim_comm(s, comm))->members;
+    if (!ci)
+        ci = sim_comm(s, comm);
+    if (__builtin_expect(ci->remote_size != 0, 0)) {
+        coll_post_round_inter(s, rank, comm, ci, cr);
+        return;
+    }
+    const int32_t *members = ci->members;
     r->ncreq = 0;
     for (uint32_t i = 0; i < cr->nrecv; i++)
-        coll_post(s, rank, r, comm, members, &cr->recv[i], 0);
+        coll_post(s, rank, r, comm, comm, (uint32_t)members[cr->recv[i].peer], &cr->recv[i], 0);
     for (uint32_t i = 0; i < cr->nsend; i++)
-        coll_post(s, rank, r, comm, members, &cr->send[i], 1);
+        coll_post(s, rank, r, comm, comm, (uint32_t)members[cr->send[i].peer], &cr->send[i], 1);
 }
 
 /* Rank r's memo, for collective c: kept from r's last collective if that
  * was the same (what a memo keeps depends on the collective alone: its
  * kind, algorithm, size, rank, root, count and element size; in a
  * stencil's 8-byte allreduce, reduce + bcast, 55 instructions an event);
- * otherwise empty.  A v-collective's byte counts are not compared: its
- * memo is never kept. */
+ * otherwise empty.  A v-collective's byte counts are not compared, nor an
+ * intercommunicator's remote group: their memo is never kept. */
 static int memo_open(srank *r, const ins_coll *c)
 {
     coll_for f = {.count = c->count, .size = c->size, .me = c->me, .root = c->root, .esize = c->esize};
-    if (!c->v && r->memo.coll == c->coll && r->memo.calg == c->alg && r->memo_for.count == f.count &&
+    if (!c->v && !c->rsize && r->memo.coll == c->coll && r->memo.calg == c->alg && r->memo_for.count == f.count &&
         r->memo_for.size == f.size && r->memo_for.me == f.me && r->memo_for.root == f.root &&
         r->memo_for.esize == f.esize)
         return 1;
-    r->memo = (coll_memo){.coll = c->v ? 0xff : c->coll, .calg = c->alg};
+    r->memo = (coll_memo){.coll = c->v || c->rsize ? 0xff : c->coll, .calg = c->alg};
     r->memo_for = f;
     return 0;
 }
@@ -1001,7 +1024,7 @@ static int memo_open(srank *r, const ins_coll *c)
  * that tests/simmpi-run-ahead.sh compares with. */
 static void sched_open(sim *s, uint32_t rank, const ins_coll *c)
 {
-    if (c->v || c->size > SCHED_SIZE || s->o->strict_order) {
+    if (c->v || c->rsize || c->size > SCHED_SIZE || s->o->strict_order) {
         if (s->sched)
             s->sched[rank].state = SC_NONE;
         return;

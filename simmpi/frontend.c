@@ -919,6 +919,57 @@ static int coll_sizes(tctx *t, ins_coll *c, uint64_t *dbytes)
     return 0;
 }
 
+/* A collective on intercommunicator comm (coll.c: inter): Barrier, Bcast,
+ * Reduce and Allreduce, as Open MPI runs them; 1 for the others, which are
+ * not simulated. */
+static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, int coll, uint32_t comm,
+                                                            const ph_comm_info *ci)
+{
+    sim *s = t->s;
+    const ph_event *ev = t->ev;
+    if (coll != SIMMPI_BARRIER && coll != SIMMPI_BCAST && coll != SIMMPI_REDUCE && coll != SIMMPI_ALLREDUCE) {
+        s->res->unsimulated_colls++;
+        return 1;
+    }
+    int32_t me = sim_comm_rank(s, comm, t->rank);
+    if (me < 0)
+        return sim_fail(s, "rank %u: event %llu (%s): rank %u is not in communicator %u", t->rank,
+                        (unsigned long long)ev->seq, ph_ops[ev->op].name, t->rank, comm);
+    ins_coll *c = &in->u.c;
+    c->coll = (uint8_t)coll;
+    c->alg = SIMMPI_ALG_INTER;
+    c->size = ci->size;
+    c->rsize = ci->remote_size;
+    c->me = (uint32_t)me;
+    c->root = 0;
+    if (coll == SIMMPI_BCAST || coll == SIMMPI_REDUCE) {
+        if (ev->root == PH_ROOT)
+            c->root = COLL_ROOT_HERE;
+        else if (ev->root == PH_PROC_NULL)
+            c->root = COLL_ROOT_NONE;
+        else if (ev->root >= 0 && (uint32_t)ev->root < ci->remote_size)
+            c->root = (uint32_t)ev->root;
+        else
+            return sim_fail(s, "rank %u: event %llu (%s): root %d is not MPI_ROOT, MPI_PROC_NULL or a rank "
+                            "of the remote group (%u ranks) of intercommunicator %u",
+                            t->rank, (unsigned long long)ev->seq, ph_ops[ev->op].name, ev->root,
+                            ci->remote_size, comm);
+    }
+    in->comm = comm;
+    if (coll == SIMMPI_BARRIER) /* as coll_sizes, which stays inline in build_coll alone */
+        set_block(c, 0, 0);
+    else
+        set_block(c, ev->count, ev->bytes);
+    uint64_t all;
+    if (__builtin_mul_overflow(c->count, (uint64_t)c->esize, &all))
+        return sim_fail(s, "rank %u: event %llu (%s): its size passes 2^64 bytes", t->rank,
+                        (unsigned long long)ev->seq, ph_ops[ev->op].name);
+    /* once a call: at the local rank 0 of the side with the lower id */
+    if (me == 0 && sim_p2p_ctx(s, comm) == comm)
+        s->res->coll_calls[coll][SIMMPI_ALG_INTER]++;
+    return 0;
+}
+
 /* Fills a collective instruction for communicator comm; 1: nothing to simulate. */
 static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
 {
@@ -928,7 +979,7 @@ static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
         return sim_fail(s, "rank %u: event %llu (%s): unknown communicator %u", t->rank,
                         (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name, comm);
     if (ci->remote_size)
-        return 1; /* intercommunicator collectives are not simulated */
+        return build_inter_coll(t, in, coll, comm, ci);
     /* a rank at its own index (every rank of the world) needs no search */
     int32_t me = t->rank < ci->size && ci->members[t->rank] == (int32_t)t->rank
                      ? (int32_t)t->rank

@@ -70,8 +70,17 @@ typedef struct ins_coll {
     uint32_t size, me, root; /* communicator size, my rank and the root in it */
     uint64_t count;
     uint32_t esize;
+    uint32_t rsize;          /* intercommunicators: the remote group's size (size: the local
+                              * group's, root: COLL_ROOT_HERE, COLL_ROOT_NONE or a remote
+                              * rank); 0 on an intracommunicator */
     uint64_t *v;             /* v-collectives: bytes per rank (malloc'd), else NULL */
 } ins_coll;
+/* An intercommunicator collective's root as its own group sees it: MPI_ROOT
+ * (this rank) or MPI_PROC_NULL (another rank of the root's group). */
+#define COLL_ROOT_HERE SIMMPI_ROOT_HERE
+#define COLL_ROOT_NONE SIMMPI_ROOT_NONE
+/* A round's peer in the remote group of an intercommunicator (coll_xfer.peer). */
+#define COLL_REMOTE SIMMPI_REMOTE
 
 typedef struct ins {
     uint8_t type, flags;

@@ -50,6 +50,9 @@ typedef enum simmpi_coll {
     SIMMPI_ALLTOALL, SIMMPI_ALLTOALLV, SIMMPI_REDUCE_SCATTER, SIMMPI_REDUCE_SCATTER_BLOCK,
     SIMMPI_SCAN, SIMMPI_EXSCAN, SIMMPI_NCOLL
 } simmpi_coll;
+/* The algorithm number of collectives on an intercommunicator (Open MPI's
+ * coll/inter: Barrier, Bcast, Reduce, Allreduce), named "inter". */
+#define SIMMPI_ALG_INTER 15
 /* The collective of a trace op (blocking and nonblocking alike), or -1. */
 int simmpi_coll_of(uint16_t op);
 
@@ -132,7 +135,15 @@ typedef struct simmpi_coll_args {
     uint64_t count;       /* elements per block (alltoall: per peer) */
     uint32_t esize;       /* bytes per element */
     const uint64_t *vbytes; /* v-collectives: bytes per rank (size entries), else NULL */
+    /* An intercommunicator's: the remote group's size (size is the local
+     * group's; root SIMMPI_ROOT_HERE, SIMMPI_ROOT_NONE or a remote rank;
+     * messages to and from the remote group name their peer as
+     * SIMMPI_REMOTE | its rank there).  0: an intracommunicator. */
+    uint32_t remote_size;
 } simmpi_coll_args;
+#define SIMMPI_ROOT_HERE UINT32_MAX        /* MPI_ROOT: this rank is the root */
+#define SIMMPI_ROOT_NONE (UINT32_MAX - 1)  /* MPI_PROC_NULL: another rank of the root's group is */
+#define SIMMPI_REMOTE 0x80000000u
 /* Calls fn for every message of the collective, rank by rank, round by round,
  * in posting order; receives are reported with bytes = 0 and dst = the
  * receiver when `recvs` is set.  Returns the algorithm used or -1. */
@@ -274,11 +285,15 @@ typedef struct simmpi_result {
     simmpi_breakdown *sites;  /* per trace-wide call site */
     uint16_t *site_op;        /* per call site, the MPI call made there (enum ph_op):
                                * ph_site_op_note's, PH_SITE_OPS when it saw several */
-    uint64_t coll_calls[SIMMPI_NCOLL][16]; /* collective calls by algorithm */
+    uint64_t coll_calls[SIMMPI_NCOLL][16]; /* collective calls by algorithm (SIMMPI_ALG_INTER:
+                                             * on intercommunicators, once a call) */
     /* Set when the simulation could not finish (a deadlock): the stuck ranks. */
     simmpi_stuck *stuck;
     uint32_t nstuck;
     uint64_t unmatched_sends; /* messages nobody received */
+    /* Collective calls (one a rank) not simulated, so costing nothing: on an
+     * intercommunicator, all but Barrier, Bcast, Reduce and Allreduce. */
+    uint64_t unsimulated_colls;
     /* Tests that completed nothing and Iprobes that found nothing, and what
      * they were charged (o_poll, o_iprobe): their number is the recorded
      * run's, set by its timing, not the target's. */

@@ -46,6 +46,11 @@
  *               bytes to rank 2 after comp1; rank 1 probes (ANY_SOURCE),
  *               sends 100 B to rank 2, then receives; rank 2 takes both
  *               (Irecv, Irecv, Waitall)
+ *   intercomm   one collective --op (barrier, bcast, reduce or allreduce) of
+ *               K bytes, I times, on an intercommunicator between the even
+ *               ranks (group A) and the odd ones (group B); --root R: rank R
+ *               of group A is the root (MPI_ROOT), A's others pass
+ *               MPI_PROC_NULL and B's ranks R
  *
  * p2p takes --sendop send|ssend|bsend|rsend for the blocking send.
  */
@@ -453,6 +458,15 @@ static void k_subcomm(const opts *o, W *w, const uint32_t *halves)
     coll(w, PH_OP_BARRIER, 0, 0, 1, 0, 0);
 }
 
+static void k_intercomm(const opts *o, W *w, const uint32_t *sides)
+{
+    uint16_t op = coll_op(o->op ? o->op : "");
+    int a = w->rank % 2 == 0;
+    int32_t root = !a ? (int32_t)o->root : w->rank / 2 == o->root ? PH_ROOT : PH_PROC_NULL;
+    for (uint32_t i = 0; i < o->iters; i++)
+        coll(w, op, sides[a ? 0 : 1], op == PH_OP_BARRIER ? 0 : o->bytes, o->esize, root, o->comp);
+}
+
 static void k_icoll(const opts *o, W *w)
 {
     uint64_t id = w->nreq + 1;
@@ -550,6 +564,7 @@ static void write_rank(const opts *o, W *w, const uint32_t *halves)
     else if (!strcmp(k, "persistent")) k_persistent(o, w);
     else if (!strcmp(k, "probe")) k_probe(o, w);
     else if (!strcmp(k, "subcomm")) k_subcomm(o, w, halves);
+    else if (!strcmp(k, "intercomm")) k_intercomm(o, w, halves);
     else if (!strcmp(k, "icoll")) k_icoll(o, w);
     else if (!strcmp(k, "sendrecv")) k_sendrecv(o, w);
     else if (!strcmp(k, "procnull")) k_procnull(o, w);
@@ -622,15 +637,21 @@ int main(int argc, char **argv)
     if (!wr)
         die(err.msg);
     uint32_t site = ph_writer_site(wr, o.kind, "synth.c", 1), halves[2] = {0, 0};
-    if (!strcmp(o.kind, "subcomm"))
-        for (uint32_t h = 0; h < 2; h++) {
-            int32_t *m = calloc(o.ranks, sizeof *m);
-            uint32_t n = 0;
-            for (uint32_t i = h; i < o.ranks; i += 2)
-                m[n++] = (int32_t)i;
-            halves[h] = ph_writer_comm(wr, n, m, 0, NULL);
-            free(m);
-        }
+    int inter = !strcmp(o.kind, "intercomm");
+    if (!strcmp(o.kind, "subcomm") || inter) { /* the even ranks and the odd ones */
+        int32_t *m[2] = {calloc(o.ranks, sizeof(int32_t)), calloc(o.ranks, sizeof(int32_t))};
+        uint32_t n[2] = {0, 0};
+        if (!m[0] || !m[1])
+            die("out of memory");
+        for (uint32_t i = 0; i < o.ranks; i++)
+            m[i % 2][n[i % 2]++] = (int32_t)i;
+        if (inter && o.root >= n[0])
+            die("intercomm: --root must be a rank of the even ranks' group");
+        for (uint32_t h = 0; h < 2; h++) /* an intercommunicator's side: the other half is remote */
+            halves[h] = ph_writer_comm(wr, n[h], m[h], inter ? n[1 - h] : 0, inter ? m[1 - h] : NULL);
+        free(m[0]);
+        free(m[1]);
+    }
     for (uint32_t r = 0; r < o.ranks; r++) {
         W w = {.rank = r, .site = site};
         if (!(w.w = ph_writer_rank(wr, r, 0, &err)))

@@ -86,6 +86,14 @@ $PREDICT "$WORK/c.trace" --platform "$P" --ppn 4 --json > "$WORK/c.json" ||
   fail "predict on a trace with intercommunicator traffic"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["simulator"]["unmatched_messages"] == 0, d["simulator"]' \
   "$WORK/c.json" || fail "unmatched messages across the intercommunicator"
+# Its Bcast across the intercommunicator (the even leader to the odd half)
+# is simulated, as Open MPI's coll/inter runs it, and counted once
+# (tests/simmpi-intercomm.sh checks its messages and times).
+python3 - "$WORK/c.json" <<'PY' || fail "the intercommunicator Bcast is not simulated as coll/inter"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['collectives']['bcast'].get('inter') == 1, d['collectives']
+PY
 
 # Persistent requests against plain ones on a duplicated communicator
 # (tests/progs/persistent.c): a Start is posted on the request's

@@ -1,0 +1,115 @@
+#!/bin/sh
+# Collectives on an intercommunicator, as Open MPI 4.1's coll/inter runs
+# them (Barrier: coll/basic, an Allreduce of one int): Bcast from the root
+# to the remote rank 0, then a broadcast in that group; Reduce in the other
+# group to its rank 0, which sends to the root; Allreduce as a reduce to
+# rank 0 in each group, a swap between the two rank 0s, and a broadcast.
+# Synthetic traces (simmpi/synth intercomm: the even ranks against the odd
+# ones), checked against closed forms to the picosecond, by message count
+# at sizes that are not powers of two, message by message (coll-list -i),
+# and for the same prediction under any thread count or event order; the
+# collectives not simulated there are counted and named.
+# Platform: o_s=1000 o_r=2000 L=5000 o'=300 (ns), G=1 ns/B, eager limit
+# 1024 B (tests/simmpi-lib.sh).
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/simmpi-lib.sh"
+COLL_LIST="$top_builddir/simmpi/coll-list"
+[ -x "$COLL_LIST" ] || skip "simmpi/coll-list is not built (make check builds it)"
+plat
+os=1000 or=2000 L=5000 op=300 G=1
+ps() { echo $(( $1 * 1000 )); }
+finishes() { q "' '.join(str(r['finish_ps']) for r in d['ranks'])"; }
+
+# 1. Four ranks: group A = ranks 0 and 2, group B = 1 and 3; the root is
+#    rank 0 (A's rank 0).  m: one eager message of K bytes end to end.
+K=100
+m=$((os + G * (K - 1) + L + or))
+for coll in bcast reduce allreduce barrier; do
+  "$SYNTH" intercomm "$WORK/$coll" --ranks 4 --op $coll --bytes $K --comp 0
+  predict "$WORK/$coll"
+  expect "$coll: counted once, as inter" "$(q "d['collectives']")" "{'$coll': {'inter': 1}}"
+done
+predict "$WORK/bcast"
+# rank 0 sends; rank 1 receives, then sends on to rank 3; rank 2 (MPI_PROC_NULL) does nothing
+expect "bcast finishes" "$(finishes)" "$(ps $os) $(ps $((m + os))) 0 $(ps $((2 * m)))"
+predict "$WORK/reduce"
+# rank 3 sends to rank 1, which sends the sum to the root
+expect "reduce finishes" "$(finishes)" "$(ps $((2 * m))) $(ps $((m + os))) 0 $(ps $os)"
+predict "$WORK/allreduce"
+# ranks 2 and 3 send to their rank 0s (m); the rank 0s swap (m); then send back (m)
+expect "allreduce finishes" "$(finishes)" "$(ps $((2 * m + os))) $(ps $((2 * m + os))) $(ps $((3 * m))) $(ps $((3 * m)))"
+predict "$WORK/barrier"
+m4=$((os + G * 3 + L + or))
+expect "barrier finishes (an allreduce of 4 bytes)" "$(finishes)" \
+  "$(ps $((2 * m4 + os))) $(ps $((2 * m4 + os))) $(ps $((3 * m4))) $(ps $((3 * m4)))"
+
+# 2. Rendezvous (K above the eager limit): the Bcast's two messages in a row.
+K=100000
+mr=$((2 * (op + L + op) + os + G * (K - 1) + L + or))
+"$SYNTH" intercomm "$WORK/rbcast" --ranks 4 --op bcast --bytes $K --comp 0
+predict "$WORK/rbcast"
+expect "rendezvous bcast finishes" "$(finishes)" \
+  "$(ps $((2 * (op + L + op) + os))) $(ps $((mr + 2 * (op + L + op) + os))) 0 $(ps $((2 * mr)))"
+expect "rendezvous bcast: rank 3 waits for its sender" "$(q "d['ranks'][3]['syn_ps']")" "$(ps $mr)"
+
+# 3. Groups of 4 and 3, 5 and 4, 1 and 1 ranks, three calls each: a group
+#    of b ranks takes b messages a Bcast or Reduce (its local collective's
+#    b - 1, and one from or to the root), and an Allreduce or Barrier on n
+#    ranks 2n - 2 (each group's b - 1 twice, and the swap).  Every one is
+#    received, and the prediction is the same for 1 or 2 threads, the strict
+#    order and either queue.
+for n in 7 9 2; do
+  b=$((n / 2))
+  root=$(( n > 2 ? 1 : 0 ))
+  for coll in bcast reduce allreduce barrier; do
+    case $coll in bcast | reduce) want=$((3 * b)) ;; *) want=$((3 * (2 * n - 2))) ;; esac
+    for K in 100 100000; do
+      t="$WORK/$coll-$n-$K"
+      "$SYNTH" intercomm "$t" --ranks $n --op $coll --bytes $K --comp 1000 --iters 3 --root $root
+      predict "$t" --threads 1
+      # messages, unmatched ones, every rank at MPI_Finalize
+      expect "$coll on $n ranks, $K B" \
+        "$(q "d['simulator']['messages'], d['simulator']['unmatched_messages'], all(r['complete'] for r in d['ranks'])")" \
+        "$want 0 True"
+      ref=$(q "d['predicted_ps']")
+      for v in "--threads 2" "--strict-order" "--queue radix"; do
+        predict "$t" $v
+        expect "$coll on $n ranks, $K B, $v" "$(q "d['predicted_ps']")" "$ref"
+      done
+    done
+  done
+done
+
+# 4. Collectives coll/inter has beyond those four are not simulated: they
+#    cost nothing, and the prediction says how many calls that was.
+"$SYNTH" intercomm "$WORK/gather" --ranks 5 --op gather --bytes 64 --comp 1000 --iters 2 --root 1
+predict "$WORK/gather"
+expect "gather: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
+expect "gather: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
+$PREDICT "$WORK/gather" --platform "$WORK/plat.conf" > "$WORK/table"
+grep -q "^note: 10 calls of collectives on intercommunicators other than Barrier, Bcast, Reduce and$" "$WORK/table" ||
+  fail "no note of the collectives not simulated: $(cat "$WORK/table")"
+predict "$WORK/allreduce"
+expect "allreduce: everything simulated" "$(q "d['simulator']['unsimulated_collective_calls']")" 0
+
+# 5. Message by message: a local group of 3 and a remote one of 2.  Only
+#    the local rank 0 talks to the remote group (rN: its rank N), in one
+#    round of its own, between the local reduce's rounds and the broadcast's.
+"$COLL_LIST" -i 2 allreduce inter 3 0 2 8 > "$WORK/ar"
+grep -q '^alg 15 inter$' "$WORK/ar" || fail "allreduce: not the inter algorithm: $(cat "$WORK/ar")"
+remote=$(grep ' r[0-9]' "$WORK/ar" | sort | tr '\n' ';')
+expect "allreduce: the remote messages" "$remote" "R r0 0 1;S 0 r0 1 16;"
+r0=$(awk '$1 == "S" && $2 == "0" || $1 == "R" && $3 == "0"' "$WORK/ar" | tr '\n' ';')
+expect "allreduce: rank 0's rounds" "$r0" "R 1 0 0;R r0 0 1;S 0 r0 1 16;S 0 1 2 16;"
+n=$(grep -c '^S [0-9]* [0-9]* ' "$WORK/ar")
+expect "allreduce: local sends (reduce and bcast over 3 ranks)" "$n" 4
+"$COLL_LIST" -i 3 bcast inter 2 root 4 8 > "$WORK/bc"
+expect "bcast from the root: one message to remote rank 0 each" "$(grep -v '^alg' "$WORK/bc" | tr '\n' ';')" \
+  "S 0 r0 0 32;S 1 r0 0 32;"
+"$COLL_LIST" -i 3 bcast inter 2 none 4 8 > "$WORK/bn"
+expect "bcast, MPI_PROC_NULL: nothing" "$(cat "$WORK/bn")" "alg 15 inter"
+"$COLL_LIST" -i 3 reduce inter 4 2 4 8 > "$WORK/rd"
+expect "reduce: local rank 0 sends the sum to remote rank 2" "$(grep ' r' "$WORK/rd")" "S 0 r2 1 32"
+"$COLL_LIST" -i 3 bcast inter 2 3 4 8 > /dev/null 2>&1 && fail "coll-list: a root outside the remote group"
+"$COLL_LIST" -i 3 gather inter 2 0 4 8 > /dev/null 2>&1 && fail "coll-list: gather on an intercommunicator is not simulated"
+exit 0
