@@ -50,7 +50,8 @@
  *               K bytes, I times, on an intercommunicator between the even
  *               ranks (group A) and the odd ones (group B); --root R: rank R
  *               of group A is the root (MPI_ROOT), A's others pass
- *               MPI_PROC_NULL and B's ranks R
+ *               MPI_PROC_NULL and B's ranks R; --nonblocking: its I-form,
+ *               then compute --overlap and Wait
  *
  * p2p takes --sendop send|ssend|bsend|rsend for the blocking send.
  */
@@ -463,8 +464,19 @@ static void k_intercomm(const opts *o, W *w, const uint32_t *sides)
     uint16_t op = coll_op(o->op ? o->op : "");
     int a = w->rank % 2 == 0;
     int32_t root = !a ? (int32_t)o->root : w->rank / 2 == o->root ? PH_ROOT : PH_PROC_NULL;
-    for (uint32_t i = 0; i < o->iters; i++)
-        coll(w, op, sides[a ? 0 : 1], op == PH_OP_BARRIER ? 0 : o->bytes, o->esize, root, o->comp);
+    uint64_t bytes = op == PH_OP_BARRIER ? 0 : o->bytes;
+    for (uint32_t i = 0; i < o->iters; i++) {
+        if (!o->nonblocking) {
+            coll(w, op, sides[a ? 0 : 1], bytes, o->esize, root, o->comp);
+            continue;
+        }
+        /* the nonblocking form (each I-op's id follows its blocking one's) and its Wait */
+        uint64_t id = w->nreq + 1;
+        coll(w, (uint16_t)(op + 1), sides[a ? 0 : 1], bytes, o->esize, root, o->comp);
+        w->nreq++;
+        ph_status s = {.source = PH_NO_RANK};
+        waitall(w, &id, &s, 1, o->overlap);
+    }
 }
 
 static void k_icoll(const opts *o, W *w)

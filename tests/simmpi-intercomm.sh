@@ -5,7 +5,8 @@
 # group to its rank 0, which sends to the root; Allreduce as a reduce to
 # rank 0 in each group, a swap between the two rank 0s, and a broadcast.
 # Synthetic traces (simmpi/synth intercomm: the even ranks against the odd
-# ones), checked against closed forms to the picosecond, by message count
+# ones), checked against closed forms to the picosecond (blocking and
+# nonblocking), by message count
 # at sizes that are not powers of two, message by message (coll-list -i),
 # and for the same prediction under any thread count or event order; the
 # collectives not simulated there are counted and named.
@@ -51,6 +52,17 @@ predict "$WORK/rbcast"
 expect "rendezvous bcast finishes" "$(finishes)" \
   "$(ps $((2 * (op + L + op) + os))) $(ps $((mr + 2 * (op + L + op) + os))) 0 $(ps $((2 * mr)))"
 expect "rendezvous bcast: rank 3 waits for its sender" "$(q "d['ranks'][3]['syn_ps']")" "$(ps $mr)"
+
+# 2b. Nonblocking: an Iallreduce runs in the Wait that completes it, after
+#    the overlapped computation X.
+X=20000
+"$SYNTH" intercomm "$WORK/iallreduce" --ranks 4 --op allreduce --bytes 100 --comp 0 --nonblocking --overlap $X
+predict "$WORK/iallreduce"
+K=100
+m=$((os + G * (K - 1) + L + or))
+expect "iallreduce finishes" "$(finishes)" \
+  "$(ps $((X + 2 * m + os))) $(ps $((X + 2 * m + os))) $(ps $((X + 3 * m))) $(ps $((X + 3 * m)))"
+expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {'inter': 1}}"
 
 # 3. Groups of 4 and 3, 5 and 4, 1 and 1 ranks, three calls each: a group
 #    of b ranks takes b messages a Bcast or Reduce (its local collective's
