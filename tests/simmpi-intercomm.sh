@@ -6,10 +6,10 @@
 # rank 0 in each group, a swap between the two rank 0s, and a broadcast.
 # Synthetic traces (simmpi/synth intercomm: the even ranks against the odd
 # ones), checked against closed forms to the picosecond (blocking and
-# nonblocking), by message count
-# at sizes that are not powers of two, message by message (coll-list -i),
-# and for the same prediction under any thread count or event order; the
-# collectives not simulated there are counted and named.
+# nonblocking), by message count at sizes that are not powers of two,
+# message by message (coll-list -i), and for the same prediction under any
+# thread count or event order; the collectives not simulated there are
+# counted and named.
 # Platform: o_s=1000 o_r=2000 L=5000 o'=300 (ns), G=1 ns/B, eager limit
 # 1024 B (tests/simmpi-lib.sh).
 . "$top_srcdir/tests/lib.sh"
