@@ -661,10 +661,7 @@ static int decomposed(xrank *r, const ph_event *ev, int coll, uint32_t comm, con
     if (ci->remote_size) { /* as phantom predict runs it (simmpi: coll.c, inter) */
         a.alg = 0;
         a.remote_size = ci->remote_size;
-        a.root = ev->root == PH_ROOT        ? SIMMPI_ROOT_HERE
-                 : ev->root == PH_PROC_NULL ? SIMMPI_ROOT_NONE
-                 : ev->root >= 0            ? (uint32_t)ev->root
-                                            : 0;
+        a.root = simmpi_inter_root(ev->root);
         comm = canon_comm(x, comm); /* both sides' messages in one slot */
     }
     if (coll_args(ev, coll, (uint32_t)me, &a) < 0) {

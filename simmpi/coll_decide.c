@@ -233,6 +233,11 @@ int coll_alg_resolve(simmpi_coll c, int forced, uint32_t size, uint64_t bytes)
 
 /* ---- the decomposition, message by message ------------------------------------------------- */
 
+uint32_t simmpi_inter_root(int32_t root)
+{
+    return root == PH_ROOT ? SIMMPI_ROOT_HERE : root == PH_PROC_NULL ? SIMMPI_ROOT_NONE : (uint32_t)root;
+}
+
 /* An intercommunicator's collective: coll.c's inter, or -1. */
 static int inter_args_alg(const simmpi_coll_args *a)
 {

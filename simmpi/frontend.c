@@ -927,7 +927,7 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
 {
     sim *s = t->s;
     const ph_event *ev = t->ev;
-    if (coll != SIMMPI_BARRIER && coll != SIMMPI_BCAST && coll != SIMMPI_REDUCE && coll != SIMMPI_ALLREDUCE) {
+    if (!simmpi_alg_name((simmpi_coll)coll, SIMMPI_ALG_INTER)) { /* the ones coll.c's inter runs */
         s->res->unsimulated_colls++;
         return 1;
     }
@@ -943,13 +943,8 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
     c->me = (uint32_t)me;
     c->root = 0;
     if (coll == SIMMPI_BCAST || coll == SIMMPI_REDUCE) {
-        if (ev->root == PH_ROOT)
-            c->root = COLL_ROOT_HERE;
-        else if (ev->root == PH_PROC_NULL)
-            c->root = COLL_ROOT_NONE;
-        else if (ev->root >= 0 && (uint32_t)ev->root < ci->remote_size)
-            c->root = (uint32_t)ev->root;
-        else
+        c->root = simmpi_inter_root(ev->root);
+        if (c->root != COLL_ROOT_HERE && c->root != COLL_ROOT_NONE && c->root >= ci->remote_size)
             return sim_fail(s, "rank %u: event %llu (%s): root %d is not MPI_ROOT, MPI_PROC_NULL or a rank "
                             "of the remote group (%u ranks) of intercommunicator %u",
                             t->rank, (unsigned long long)ev->seq, ph_ops[ev->op].name, ev->root,

@@ -144,6 +144,10 @@ typedef struct simmpi_coll_args {
 #define SIMMPI_ROOT_HERE UINT32_MAX        /* MPI_ROOT: this rank is the root */
 #define SIMMPI_ROOT_NONE (UINT32_MAX - 1)  /* MPI_PROC_NULL: another rank of the root's group is */
 #define SIMMPI_REMOTE 0x80000000u
+/* An intercommunicator collective's root as a trace records it (PH_ROOT,
+ * PH_PROC_NULL or a rank of the remote group) as simmpi_coll_args.root
+ * takes it; another negative value becomes one no remote group has. */
+uint32_t simmpi_inter_root(int32_t root);
 /* Calls fn for every message of the collective, rank by rank, round by round,
  * in posting order; receives are reported with bytes = 0 and dst = the
  * receiver when `recvs` is set.  Returns the algorithm used or -1. */
