@@ -19,7 +19,9 @@
  * lists one group's messages of a collective on an intercommunicator whose
  * local group has SIZE ranks and remote group RSIZE: ROOT is "root"
  * (MPI_ROOT), "none" (MPI_PROC_NULL) or the root's rank in the remote group,
- * and a peer in the remote group is printed as rN. */
+ * a peer in the remote group is printed as rN, and a receive from it ends
+ * with its bytes ("R rN dst round bytes"), which the remote group's
+ * decomposition sends. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,10 @@ static void print_msg(void *ctx, const simmpi_coll_msg *m, int is_recv)
 {
     (void)ctx;
     char s[16], d[16];
-    if (is_recv)
+    if (is_recv && m->src & SIMMPI_REMOTE) /* its size comes from the remote group's decomposition */
+        printf("R %s %s %u %llu\n", peer(m->src, s, sizeof s), peer(m->dst, d, sizeof d), m->round,
+               (unsigned long long)m->bytes);
+    else if (is_recv)
         printf("R %s %s %u\n", peer(m->src, s, sizeof s), peer(m->dst, d, sizeof d), m->round);
     else
         printf("S %s %s %u %llu\n", peer(m->src, s, sizeof s), peer(m->dst, d, sizeof d), m->round,

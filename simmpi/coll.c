@@ -1098,28 +1098,42 @@ static int inter_round(rb *b, uint32_t peer, int recv, uint64_t send_bytes, int 
     return 1;
 }
 
+/* Bcast and Scatter: the root sends bytes to remote rank 0, which runs
+ * the local collective in its group. */
+static int inter_from_root(const ins_coll *c, rb *b, int local, uint64_t bytes)
+{
+    if (c->root == COLL_ROOT_HERE)
+        return inter_round(b, 0, 0, bytes, 1);
+    if (c->root == COLL_ROOT_NONE)
+        return 0;
+    if (c->me == 0)
+        inter_round(b, c->root, 1, 0, 0);
+    return inter_local(c, b, local, c->count);
+}
+
+/* Reduce and Gather: the local collective in the group opposite the root,
+ * to its rank 0, which sends bytes to the root. */
+static int inter_to_root(const ins_coll *c, rb *b, int local, uint64_t bytes)
+{
+    if (c->root == COLL_ROOT_HERE)
+        return inter_round(b, 0, 1, 0, 0);
+    if (c->root == COLL_ROOT_NONE)
+        return 0;
+    inter_local(c, b, local, c->count);
+    if (c->me == 0)
+        inter_round(b, c->root, 0, bytes, 1);
+    return b->hit;
+}
+
 static int inter(const ins_coll *c, rb *b)
 {
     uint64_t count = c->coll == SIMMPI_BARRIER ? 1 : c->count;
     ins_coll ar = *c;
     switch (c->coll) {
-    case SIMMPI_BCAST: /* the root to remote rank 0, which broadcasts it in its group */
-        if (c->root == COLL_ROOT_HERE)
-            return inter_round(b, 0, 0, B(c), 1);
-        if (c->root == COLL_ROOT_NONE)
-            return 0;
-        if (c->me == 0)
-            inter_round(b, c->root, 1, 0, 0);
-        return inter_local(c, b, SIMMPI_BCAST, count);
-    case SIMMPI_REDUCE: /* reduced in the other group to its rank 0, which sends it to the root */
-        if (c->root == COLL_ROOT_HERE)
-            return inter_round(b, 0, 1, 0, 0);
-        if (c->root == COLL_ROOT_NONE)
-            return 0;
-        inter_local(c, b, SIMMPI_REDUCE, count);
-        if (c->me == 0)
-            inter_round(b, c->root, 0, B(c), 1);
-        return b->hit;
+    case SIMMPI_BCAST: return inter_from_root(c, b, SIMMPI_BCAST, B(c));
+    case SIMMPI_SCATTER: return inter_from_root(c, b, SIMMPI_SCATTER, B(c) * c->rsize); /* every block */
+    case SIMMPI_REDUCE: return inter_to_root(c, b, SIMMPI_REDUCE, B(c));
+    case SIMMPI_GATHER: return inter_to_root(c, b, SIMMPI_GATHER, B(c) * c->size); /* every block */
     case SIMMPI_BARRIER:
         ar.esize = 4; /* an Allreduce of one int */
         c = &ar;
@@ -1130,6 +1144,18 @@ static int inter(const ins_coll *c, rb *b)
             inter_round(b, 0, 1, count * c->esize, 1);
         return inter_local(c, b, SIMMPI_BCAST, count);
     default: return 0;
+    }
+}
+
+/* The bytes of c's message from the remote group, as its sender sends them
+ * (a rank sees its own group's decomposition only). */
+uint64_t coll_inter_recv_bytes(const ins_coll *c)
+{
+    switch (c->coll) {
+    case SIMMPI_BARRIER: return 4;
+    case SIMMPI_GATHER: return B(c) * c->rsize; /* the remote group's blocks, at the root */
+    case SIMMPI_SCATTER: return B(c) * c->size; /* this group's blocks, at its rank 0 */
+    default: return B(c);
     }
 }
 

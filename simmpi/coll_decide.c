@@ -203,7 +203,7 @@ int simmpi_coll_from_name(const char *name)
 const char *simmpi_alg_name(simmpi_coll c, int alg)
 {
     if (alg == SIMMPI_ALG_INTER && (c == SIMMPI_BARRIER || c == SIMMPI_BCAST || c == SIMMPI_REDUCE ||
-                                    c == SIMMPI_ALLREDUCE))
+                                    c == SIMMPI_ALLREDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER))
         return "inter";
     if ((unsigned)c >= SIMMPI_NCOLL || alg < 0 || alg >= 10)
         return NULL;
@@ -233,6 +233,11 @@ int coll_alg_resolve(simmpi_coll c, int forced, uint32_t size, uint64_t bytes)
 
 /* ---- the decomposition, message by message ------------------------------------------------- */
 
+int simmpi_inter_rooted(simmpi_coll c)
+{
+    return c == SIMMPI_BCAST || c == SIMMPI_REDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER;
+}
+
 uint32_t simmpi_inter_root(int32_t root)
 {
     return root == PH_ROOT ? SIMMPI_ROOT_HERE : root == PH_PROC_NULL ? SIMMPI_ROOT_NONE : (uint32_t)root;
@@ -243,8 +248,8 @@ static int inter_args_alg(const simmpi_coll_args *a)
 {
     if (a->size == 0 || a->remote_size >= SIMMPI_REMOTE || !simmpi_alg_name(a->coll, SIMMPI_ALG_INTER))
         return -1;
-    int rooted = a->coll == SIMMPI_BCAST || a->coll == SIMMPI_REDUCE;
-    if (rooted && a->root != SIMMPI_ROOT_HERE && a->root != SIMMPI_ROOT_NONE && a->root >= a->remote_size)
+    if (simmpi_inter_rooted(a->coll) && a->root != SIMMPI_ROOT_HERE && a->root != SIMMPI_ROOT_NONE &&
+        a->root >= a->remote_size)
         return -1;
     return SIMMPI_ALG_INTER;
 }
@@ -278,8 +283,11 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
         int hit = coll_round_get(&c, &memo, k, cr);
         if (hit <= 0)
             return hit < 0 ? -1 : (int)k;
-        for (uint32_t i = 0; recvs && i < cr->nrecv; i++)
-            fn(ctx, &(simmpi_coll_msg){.src = cr->recv[i].peer, .dst = me, .round = k}, 1);
+        for (uint32_t i = 0; recvs && i < cr->nrecv; i++) {
+            uint32_t src = cr->recv[i].peer;
+            uint64_t bytes = src & SIMMPI_REMOTE ? coll_inter_recv_bytes(&c) : 0;
+            fn(ctx, &(simmpi_coll_msg){.src = src, .dst = me, .round = k, .bytes = bytes}, 1);
+        }
         for (uint32_t i = 0; i < cr->nsend; i++)
             fn(ctx, &(simmpi_coll_msg){.src = me, .dst = cr->send[i].peer, .round = k,
                                        .bytes = cr->send[i].bytes}, 0);

@@ -920,8 +920,8 @@ static int coll_sizes(tctx *t, ins_coll *c, uint64_t *dbytes)
 }
 
 /* A collective on intercommunicator comm (coll.c: inter): Barrier, Bcast,
- * Reduce and Allreduce, as Open MPI runs them; 1 for the others, which are
- * not simulated. */
+ * Reduce, Allreduce, Gather and Scatter, as Open MPI runs them; 1 for the
+ * others, which are not simulated. */
 static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, int coll, uint32_t comm,
                                                             const ph_comm_info *ci)
 {
@@ -942,7 +942,7 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
     c->rsize = ci->remote_size;
     c->me = (uint32_t)me;
     c->root = 0;
-    if (coll == SIMMPI_BCAST || coll == SIMMPI_REDUCE) {
+    if (simmpi_inter_rooted((simmpi_coll)coll)) {
         c->root = simmpi_inter_root(ev->root);
         if (c->root != COLL_ROOT_HERE && c->root != COLL_ROOT_NONE && c->root >= ci->remote_size)
             return sim_fail(s, "rank %u: event %llu (%s): root %d is not MPI_ROOT, MPI_PROC_NULL or a rank "
@@ -951,12 +951,18 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
                             ci->remote_size, comm);
     }
     in->comm = comm;
-    if (coll == SIMMPI_BARRIER) /* as coll_sizes, which stays inline in build_coll alone */
+    /* as coll_sizes, which stays inline in build_coll alone: a Gather's
+     * root and a Scatter's receivers have their block as the receive's */
+    int recvs = coll == SIMMPI_GATHER    ? c->root == COLL_ROOT_HERE
+                : coll == SIMMPI_SCATTER ? c->root != COLL_ROOT_HERE
+                                         : 0;
+    if (coll == SIMMPI_BARRIER)
         set_block(c, 0, 0);
     else
-        set_block(c, ev->count, ev->bytes);
-    uint64_t all;
-    if (__builtin_mul_overflow(c->count, (uint64_t)c->esize, &all))
+        set_block(c, recvs ? ev->rcount : ev->count, recvs ? ev->rbytes : ev->bytes);
+    uint64_t block, all; /* a Gather or Scatter moves a whole group's blocks in one message */
+    if (__builtin_mul_overflow(c->count, (uint64_t)c->esize, &block) ||
+        __builtin_mul_overflow(block, (uint64_t)(c->size > c->rsize ? c->size : c->rsize), &all))
         return sim_fail(s, "rank %u: event %llu (%s): its size passes 2^64 bytes", t->rank,
                         (unsigned long long)ev->seq, ph_ops[ev->op].name);
     /* once a call: at the local rank 0 of the side with the lower id */

@@ -446,5 +446,7 @@ int coll_args_alg(const simmpi_coll_args *a);
 int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_round *cr, simmpi_msg_fn fn,
                        void *ctx, int recvs);
 int coll_round_reserve(coll_round *r, uint32_t n);
+/* An intercommunicator collective's message from the remote group: its bytes. */
+uint64_t coll_inter_recv_bytes(const ins_coll *c);
 
 #endif

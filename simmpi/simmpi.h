@@ -51,7 +51,8 @@ typedef enum simmpi_coll {
     SIMMPI_SCAN, SIMMPI_EXSCAN, SIMMPI_NCOLL
 } simmpi_coll;
 /* The algorithm number of collectives on an intercommunicator (Open MPI's
- * coll/inter: Barrier, Bcast, Reduce, Allreduce), named "inter". */
+ * coll/inter: Barrier, Bcast, Reduce, Allreduce, Gather, Scatter), named
+ * "inter". */
 #define SIMMPI_ALG_INTER 15
 /* The collective of a trace op (blocking and nonblocking alike), or -1. */
 int simmpi_coll_of(uint16_t op);
@@ -148,9 +149,14 @@ typedef struct simmpi_coll_args {
  * PH_PROC_NULL or a rank of the remote group) as simmpi_coll_args.root
  * takes it; another negative value becomes one no remote group has. */
 uint32_t simmpi_inter_root(int32_t root);
+/* 1 if an intercommunicator's collective c has a root (Bcast, Reduce,
+ * Gather, Scatter). */
+int simmpi_inter_rooted(simmpi_coll c);
 /* Calls fn for every message of the collective, rank by rank, round by round,
- * in posting order; receives are reported with bytes = 0 and dst = the
- * receiver when `recvs` is set.  Returns the algorithm used or -1. */
+ * in posting order; receives are reported with dst = the receiver when
+ * `recvs` is set, and with bytes = 0 but for a message from an
+ * intercommunicator's remote group: its size, as the remote group's
+ * decomposition (not listed) sends it.  Returns the algorithm used or -1. */
 typedef void (*simmpi_msg_fn)(void *ctx, const simmpi_coll_msg *m, int is_recv);
 int simmpi_coll_messages(const simmpi_coll_args *a, simmpi_msg_fn fn, void *ctx, int recvs);
 
@@ -296,7 +302,8 @@ typedef struct simmpi_result {
     uint32_t nstuck;
     uint64_t unmatched_sends; /* messages nobody received */
     /* Collective calls (one a rank) not simulated, so costing nothing: on an
-     * intercommunicator, all but Barrier, Bcast, Reduce and Allreduce. */
+     * intercommunicator, Allgather(v), Gatherv, Scatterv, Alltoall(v,w)
+     * and Reduce_scatter. */
     uint64_t unsimulated_colls;
     /* Tests that completed nothing and Iprobes that found nothing, and what
      * they were charged (o_poll, o_iprobe): their number is the recorded

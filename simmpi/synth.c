@@ -46,9 +46,11 @@
  *               bytes to rank 2 after comp1; rank 1 probes (ANY_SOURCE),
  *               sends 100 B to rank 2, then receives; rank 2 takes both
  *               (Irecv, Irecv, Waitall)
- *   intercomm   one collective --op (barrier, bcast, reduce or allreduce) of
- *               K bytes, I times, on an intercommunicator between the even
- *               ranks (group A) and the odd ones (group B); --root R: rank R
+ *   intercomm   one collective --op (barrier, bcast, reduce, allreduce,
+ *               gather or scatter; or allgather or alltoall, which are not
+ *               simulated there) of K bytes, I times, on an
+ *               intercommunicator between the even ranks (group A) and
+ *               the odd ones (group B); --root R: rank R
  *               of group A is the root (MPI_ROOT), A's others pass
  *               MPI_PROC_NULL and B's ranks R; --nonblocking: its I-form,
  *               then compute --overlap and Wait

@@ -3,7 +3,9 @@
 # them (Barrier: coll/basic, an Allreduce of one int): Bcast from the root
 # to the remote rank 0, then a broadcast in that group; Reduce in the other
 # group to its rank 0, which sends to the root; Allreduce as a reduce to
-# rank 0 in each group, a swap between the two rank 0s, and a broadcast.
+# rank 0 in each group, a swap between the two rank 0s, and a broadcast;
+# Gather as a gather in the other group to its rank 0, which sends all the
+# blocks to the root, and Scatter the other way round.
 # Synthetic traces (simmpi/synth intercomm: the even ranks against the odd
 # ones), checked against closed forms to the picosecond (blocking and
 # nonblocking), by message count at sizes that are not powers of two,
@@ -25,7 +27,7 @@ finishes() { q "' '.join(str(r['finish_ps']) for r in d['ranks'])"; }
 #    rank 0 (A's rank 0).  m: one eager message of K bytes end to end.
 K=100
 m=$((os + G * (K - 1) + L + or))
-for coll in bcast reduce allreduce barrier; do
+for coll in bcast reduce allreduce barrier gather scatter; do
   "$SYNTH" intercomm "$WORK/$coll" --ranks 4 --op $coll --bytes $K --comp 0
   predict "$WORK/$coll"
   expect "$coll: counted once, as inter" "$(q "d['collectives']")" "{'$coll': {'inter': 1}}"
@@ -43,6 +45,14 @@ predict "$WORK/barrier"
 m4=$((os + G * 3 + L + or))
 expect "barrier finishes (an allreduce of 4 bytes)" "$(finishes)" \
   "$(ps $((2 * m4 + os))) $(ps $((2 * m4 + os))) $(ps $((3 * m4))) $(ps $((3 * m4)))"
+# m2: one message of both of group B's blocks (2K bytes)
+m2=$((os + G * (2 * K - 1) + L + or))
+predict "$WORK/gather"
+# rank 3 sends its block to rank 1, which sends both to the root
+expect "gather finishes" "$(finishes)" "$(ps $((m + m2))) $(ps $((m + os))) 0 $(ps $os)"
+predict "$WORK/scatter"
+# the root sends both blocks to rank 1, which sends rank 3's on
+expect "scatter finishes" "$(finishes)" "$(ps $os) $(ps $((m2 + os))) 0 $(ps $((m2 + m)))"
 
 # 2. Rendezvous (K above the eager limit): the Bcast's two messages in a row.
 K=100000
@@ -65,16 +75,17 @@ expect "iallreduce finishes" "$(finishes)" \
 expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {'inter': 1}}"
 
 # 3. Groups of 4 and 3, 5 and 4, 1 and 1 ranks, three calls each: a group
-#    of b ranks takes b messages a Bcast or Reduce (its local collective's
-#    b - 1, and one from or to the root), and an Allreduce or Barrier on n
+#    of b ranks takes b messages a Bcast, Reduce, Gather or Scatter (its
+#    local collective's b - 1, and one from or to the root; the rules pick
+#    no linear_sync gather at these sizes), and an Allreduce or Barrier on n
 #    ranks 2n - 2 (each group's b - 1 twice, and the swap).  Every one is
 #    received, and the prediction is the same for 1 or 2 threads, the strict
 #    order and either queue.
 for n in 7 9 2; do
   b=$((n / 2))
   root=$(( n > 2 ? 1 : 0 ))
-  for coll in bcast reduce allreduce barrier; do
-    case $coll in bcast | reduce) want=$((3 * b)) ;; *) want=$((3 * (2 * n - 2))) ;; esac
+  for coll in bcast reduce gather scatter allreduce barrier; do
+    case $coll in allreduce | barrier) want=$((3 * (2 * n - 2))) ;; *) want=$((3 * b)) ;; esac
     for K in 100 100000; do
       t="$WORK/$coll-$n-$K"
       "$SYNTH" intercomm "$t" --ranks $n --op $coll --bytes $K --comp 1000 --iters 3 --root $root
@@ -92,14 +103,14 @@ for n in 7 9 2; do
   done
 done
 
-# 4. Collectives coll/inter has beyond those four are not simulated: they
+# 4. Collectives coll/inter has beyond those six are not simulated: they
 #    cost nothing, and the prediction says how many calls that was.
-"$SYNTH" intercomm "$WORK/gather" --ranks 5 --op gather --bytes 64 --comp 1000 --iters 2 --root 1
-predict "$WORK/gather"
-expect "gather: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
-expect "gather: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
-$PREDICT "$WORK/gather" --platform "$WORK/plat.conf" > "$WORK/table"
-grep -q "^note: 10 calls of collectives on intercommunicators other than Barrier, Bcast, Reduce and$" "$WORK/table" ||
+"$SYNTH" intercomm "$WORK/allgather" --ranks 5 --op allgather --bytes 64 --comp 1000 --iters 2
+predict "$WORK/allgather"
+expect "allgather: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
+expect "allgather: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
+$PREDICT "$WORK/allgather" --platform "$WORK/plat.conf" > "$WORK/table"
+grep -q "^note: 10 calls of collectives on intercommunicators (Allgather, Alltoall, Reduce_scatter$" "$WORK/table" ||
   fail "no note of the collectives not simulated: $(cat "$WORK/table")"
 predict "$WORK/allreduce"
 expect "allreduce: everything simulated" "$(q "d['simulator']['unsimulated_collective_calls']")" 0
@@ -110,9 +121,9 @@ expect "allreduce: everything simulated" "$(q "d['simulator']['unsimulated_colle
 "$COLL_LIST" -i 2 allreduce inter 3 0 2 8 > "$WORK/ar"
 grep -q '^alg 15 inter$' "$WORK/ar" || fail "allreduce: not the inter algorithm: $(cat "$WORK/ar")"
 remote=$(grep ' r[0-9]' "$WORK/ar" | sort | tr '\n' ';')
-expect "allreduce: the remote messages" "$remote" "R r0 0 1;S 0 r0 1 16;"
+expect "allreduce: the remote messages" "$remote" "R r0 0 1 16;S 0 r0 1 16;"
 r0=$(awk '$1 == "S" && $2 == "0" || $1 == "R" && $3 == "0"' "$WORK/ar" | tr '\n' ';')
-expect "allreduce: rank 0's rounds" "$r0" "R 1 0 0;R r0 0 1;S 0 r0 1 16;S 0 1 2 16;"
+expect "allreduce: rank 0's rounds" "$r0" "R 1 0 0;R r0 0 1 16;S 0 r0 1 16;S 0 1 2 16;"
 n=$(grep -c '^S [0-9]* [0-9]* ' "$WORK/ar")
 expect "allreduce: local sends (reduce and bcast over 3 ranks)" "$n" 4
 "$COLL_LIST" -i 3 bcast inter 2 root 4 8 > "$WORK/bc"
@@ -123,5 +134,21 @@ expect "bcast, MPI_PROC_NULL: nothing" "$(cat "$WORK/bn")" "alg 15 inter"
 "$COLL_LIST" -i 3 reduce inter 4 2 4 8 > "$WORK/rd"
 expect "reduce: local rank 0 sends the sum to remote rank 2" "$(grep ' r' "$WORK/rd")" "S 0 r2 1 32"
 "$COLL_LIST" -i 3 bcast inter 2 3 4 8 > /dev/null 2>&1 && fail "coll-list: a root outside the remote group"
-"$COLL_LIST" -i 3 gather inter 2 0 4 8 > /dev/null 2>&1 && fail "coll-list: gather on an intercommunicator is not simulated"
+# Gather and Scatter: a group of 3 against one of 2; the root's side moves
+# the other group's blocks (2 x 32 B) in one message, and the other side
+# gathers or scatters its own (3 x 32 B) at its rank 0 (linear at 3 ranks).
+"$COLL_LIST" -i 2 gather inter 3 1 4 8 > "$WORK/ga"
+expect "gather, the sending group" "$(grep -v '^alg' "$WORK/ga" | sort | tr '\n' ';')" \
+  "R 1 0 0;R 2 0 0;S 0 r1 1 96;S 1 0 0 32;S 2 0 0 32;"
+"$COLL_LIST" -i 3 gather inter 2 root 4 8 > "$WORK/gr"
+expect "gather, at the root: one receive of the remote group's blocks" "$(grep -v '^alg' "$WORK/gr" | tr '\n' ';')" \
+  "R r0 0 0 96;R r0 1 0 96;"
+"$COLL_LIST" -i 3 scatter inter 2 root 4 8 > "$WORK/sr"
+expect "scatter, from the root" "$(grep -v '^alg' "$WORK/sr" | tr '\n' ';')" "S 0 r0 0 96;S 1 r0 0 96;"
+"$COLL_LIST" -i 2 scatter inter 3 1 4 8 > "$WORK/sa"
+expect "scatter, the receiving group" "$(grep -v '^alg' "$WORK/sa" | sort | tr '\n' ';')" \
+  "R 0 1 0;R 0 2 0;R r1 0 0 96;S 0 1 1 32;S 0 2 2 32;"
+"$COLL_LIST" -i 3 gather inter 2 none 4 8 > "$WORK/gn"
+expect "gather, MPI_PROC_NULL: nothing" "$(cat "$WORK/gn")" "alg 15 inter"
+"$COLL_LIST" -i 3 allgather inter 2 0 4 8 > /dev/null 2>&1 && fail "coll-list: allgather on an intercommunicator is not simulated"
 exit 0

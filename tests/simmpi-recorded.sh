@@ -95,6 +95,29 @@ d = json.load(open(sys.argv[1]))
 assert d['collectives']['bcast'].get('inter') == 1, d['collectives']
 PY
 
+# Gather and Iscatter across an intercommunicator (tests/progs/intercoll.c,
+# which checks the data it receives), recorded: simulated as coll/inter runs
+# them, counted once each; its Allgather there is not simulated, and counted
+# at each of the 4 ranks.
+prog=$(cd "$WORK" && build_prog intercoll.c)
+(cd "$WORK" && "$PHANTOM" record -o "$WORK/ic.trace" -- timeout 300 mpirun --oversubscribe -np 4 "$prog" \
+  > "$WORK/out" 2>&1) || { cat "$WORK/out"; fail "intercoll under phantom record"; }
+$PREDICT "$WORK/ic.trace" --platform "$P" --ppn 4 --json > "$WORK/ic.json" || fail "predict intercoll"
+python3 - "$WORK/ic.json" "$P" <<'PY' || fail "intercommunicator Gather and Scatter not simulated as coll/inter"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+o = dict(re.findall(r'^(o_[sr]) = (\d+)ns$', open(sys.argv[2]).read(), re.M))
+assert len(o) == 2, f"no o_s and o_r in ns in {sys.argv[2]}"
+s, c, ops = d['simulator'], d['collectives'], d['ops']
+assert c['gather'] == {'inter': 1} and c['scatter'] == {'inter': 1}, c
+assert s['unsimulated_collective_calls'] == 4 and s['unmatched_messages'] == 0, s
+assert all(r['complete'] for r in d['ranks'])
+# each of the two simulated ones is two messages: o_s and o_r twice; the Allgather costs nothing
+two = 2 * (int(o['o_s']) + int(o['o_r'])) * 1000
+assert ops['MPI_Gather']['overhead_ps'] == ops['MPI_Iscatter']['overhead_ps'] == two, (two, ops)
+assert ops['MPI_Allgather']['transfer_ps'] == ops['MPI_Allgather']['overhead_ps'] == 0, ops
+PY
+
 # Persistent requests against plain ones on a duplicated communicator
 # (tests/progs/persistent.c): a Start is posted on the request's
 # communicator.  Before, it was posted on none and rank 1 deadlocked.
