@@ -90,7 +90,8 @@ static const char *const approx_what[AP_COUNT] = {
     [AP_COLL_P2P] = "collectives on sub-communicators, Scan and Exscan replayed as the point-to-point "
                     "messages of phantom predict's algorithm (TI collectives are on MPI_COMM_WORLD only)",
     [AP_ICOLL] = "nonblocking collectives replayed blocking where the trace completed them",
-    [AP_INTER] = "intercommunicator collectives other than Barrier, Bcast, Reduce and Allreduce dropped (phantom predict skips them too)",
+    [AP_INTER] = "intercommunicator collectives other than Barrier, Bcast, Reduce, Allreduce, Gather "
+                 "and Scatter dropped (phantom predict skips them too)",
     [AP_FREED] = "active requests freed or cancelled: never waited for",
     [AP_COLLIDE] = "requests posted while one with the same source, destination and tag was pending "
                    "(SimGrid's replay keeps only the older)",
@@ -503,10 +504,8 @@ static int dc_recv_sizes(dentry *d)
     qsort(r, nr, sizeof *r, by_pair);
     for (uint32_t i = 0, j = 0; i < nr; i++) {
         dmsg *m = &d->m[r[i]];
-        if (m->src & SIMMPI_REMOTE) { /* sent by the other group's decomposition: one block */
-            m->bytes = d->a.coll == SIMMPI_BARRIER ? 4 : d->a.count * d->a.esize;
+        if (m->src & SIMMPI_REMOTE) /* sent by the other group's decomposition: simmpi gave its size */
             continue;
-        }
         while (j < ns && (d->m[s[j]].src < m->src || (d->m[s[j]].src == m->src && d->m[s[j]].dst < m->dst)))
             j++;
         int hit = j < ns && d->m[s[j]].src == m->src && d->m[s[j]].dst == m->dst;
@@ -588,7 +587,7 @@ static void set_block(simmpi_coll_args *a, int64_t count, uint64_t bytes)
  * (simmpi/frontend.c, coll_sizes); -1 when its per-rank sizes are short. */
 static int coll_args(const ph_event *ev, int coll, uint32_t me, simmpi_coll_args *a)
 {
-    int root = me == a->root;
+    int root = a->remote_size ? a->root == SIMMPI_ROOT_HERE : me == a->root;
     const uint64_t *v = NULL;
     uint32_t nv = 0;
     switch (coll) {

@@ -302,9 +302,70 @@ $p finalize
 EOF
 done
 approx inter 4 "collectives on sub-communicators"
-"$SYNTH" intercomm "$W/gather" --ranks 4 --op gather --bytes 64 --esize 8 --comp 300
-ex gather
-approx gather 4 "intercommunicator collectives other than Barrier, Bcast, Reduce and Allreduce dropped"
+# A Gather and a Scatter there, rooted at rank 0: the odd group gathers its
+# blocks to rank 1 (binomial at 2 ranks), which sends both to the root in
+# one message; the root sends both blocks to rank 1, which scatters them
+# (linear).  Rank 2 passes MPI_PROC_NULL: nothing to do.
+"$SYNTH" intercomm "$W/igather" --ranks 4 --op gather --bytes 64 --esize 8 --comp 300
+"$SYNTH" intercomm "$W/iscatter" --ranks 4 --op scatter --bytes 64 --esize 8 --comp 300
+ex igather
+ex iscatter
+acts igather 0 <<EOF
+0 init
+0 compute 300
+0 irecv 1 $t 128
+0 wait 1 0 $t
+0 finalize
+EOF
+acts igather 1 <<EOF
+1 init
+1 compute 300
+1 irecv 3 $t 64
+1 wait 3 1 $t
+1 isend 0 $t 128
+1 wait 1 0 $t
+1 finalize
+EOF
+acts igather 3 <<EOF
+3 init
+3 compute 300
+3 isend 1 $t 64
+3 wait 3 1 $t
+3 finalize
+EOF
+acts iscatter 0 <<EOF
+0 init
+0 compute 300
+0 isend 1 $t 128
+0 wait 0 1 $t
+0 finalize
+EOF
+acts iscatter 1 <<EOF
+1 init
+1 compute 300
+1 irecv 0 $t 128
+1 wait 0 1 $t
+1 isend 3 $t 64
+1 wait 1 3 $t
+1 finalize
+EOF
+acts iscatter 3 <<EOF
+3 init
+3 compute 300
+3 irecv 1 $t 64
+3 wait 1 3 $t
+3 finalize
+EOF
+for x in igather iscatter; do
+  acts $x 2 <<EOF
+2 init
+2 compute 300
+2 finalize
+EOF
+done
+"$SYNTH" intercomm "$W/allgather" --ranks 4 --op allgather --bytes 64 --esize 8 --comp 300
+ex allgather
+approx allgather 4 "intercommunicator collectives other than Barrier, Bcast, Reduce, Allreduce, Gather and Scatter dropped"
 
 # ---- the platform ------------------------------------------------------------------------------
 python3 - "$W/p2p.tit.xml" <<'PY' || fail "p2p.tit.xml (above)"
@@ -382,7 +443,7 @@ p=$(q "d['predicted_s']")
 python3 -c "import sys; t, p = map(float, sys.argv[1:]); sys.exit(not (t >= 20e-6 and abs(t - p) <= 0.25 * p))" "$t" "$p" ||
   fail "stencil: SimGrid simulated $t s, phantom predict $p s"
 echo "SimGrid replayed the stencil in $t s (phantom predict: $p s)"
-for n in wc sub scan ps sr inter; do
+for n in wc sub scan ps sr inter igather iscatter; do
   ex $n --platform "$W/plat.conf"
   sg "$n" "$(wc -l < "$W/$n.tit.hosts")" > /dev/null
 done
