@@ -661,6 +661,10 @@ static int decomposed(xrank *r, const ph_event *ev, int coll, uint32_t comm, con
         a.alg = 0;
         a.remote_size = ci->remote_size;
         a.root = simmpi_inter_root(ev->root);
+        if (!simmpi_inter_root_valid((simmpi_coll)coll, a.root, ci->remote_size))
+            return cli_error("export", "%s: rank %u: event %llu (%s): root %d is not MPI_ROOT, MPI_PROC_NULL or "
+                             "a rank of the remote group (%u ranks) of intercommunicator %u", x->trace, r->rank,
+                             ull(ev->seq), ph_ops[ev->op].name, ev->root, ci->remote_size, comm);
         comm = canon_comm(x, comm); /* both sides' messages in one slot */
     }
     if (coll_args(ev, coll, (uint32_t)me, &a) < 0) {

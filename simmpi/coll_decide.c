@@ -238,6 +238,11 @@ int simmpi_inter_rooted(simmpi_coll c)
     return c == SIMMPI_BCAST || c == SIMMPI_REDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER;
 }
 
+int simmpi_inter_root_valid(simmpi_coll c, uint32_t root, uint32_t remote_size)
+{
+    return !simmpi_inter_rooted(c) || root == SIMMPI_ROOT_HERE || root == SIMMPI_ROOT_NONE || root < remote_size;
+}
+
 uint32_t simmpi_inter_root(int32_t root)
 {
     return root == PH_ROOT ? SIMMPI_ROOT_HERE : root == PH_PROC_NULL ? SIMMPI_ROOT_NONE : (uint32_t)root;
@@ -248,8 +253,7 @@ static int inter_args_alg(const simmpi_coll_args *a)
 {
     if (a->size == 0 || a->remote_size >= SIMMPI_REMOTE || !simmpi_alg_name(a->coll, SIMMPI_ALG_INTER))
         return -1;
-    if (simmpi_inter_rooted(a->coll) && a->root != SIMMPI_ROOT_HERE && a->root != SIMMPI_ROOT_NONE &&
-        a->root >= a->remote_size)
+    if (!simmpi_inter_root_valid(a->coll, a->root, a->remote_size))
         return -1;
     return SIMMPI_ALG_INTER;
 }

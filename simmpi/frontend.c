@@ -944,7 +944,7 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
     c->root = 0;
     if (simmpi_inter_rooted((simmpi_coll)coll)) {
         c->root = simmpi_inter_root(ev->root);
-        if (c->root != COLL_ROOT_HERE && c->root != COLL_ROOT_NONE && c->root >= ci->remote_size)
+        if (!simmpi_inter_root_valid((simmpi_coll)coll, c->root, ci->remote_size))
             return sim_fail(s, "rank %u: event %llu (%s): root %d is not MPI_ROOT, MPI_PROC_NULL or a rank "
                             "of the remote group (%u ranks) of intercommunicator %u",
                             t->rank, (unsigned long long)ev->seq, ph_ops[ev->op].name, ev->root,

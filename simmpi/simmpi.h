@@ -152,6 +152,9 @@ uint32_t simmpi_inter_root(int32_t root);
 /* 1 if an intercommunicator's collective c has a root (Bcast, Reduce,
  * Gather, Scatter). */
 int simmpi_inter_rooted(simmpi_coll c);
+/* 0 if root (as simmpi_inter_root gives it) cannot be c's on an
+ * intercommunicator whose remote group has remote_size ranks. */
+int simmpi_inter_root_valid(simmpi_coll c, uint32_t root, uint32_t remote_size);
 /* Calls fn for every message of the collective, rank by rank, round by round,
  * in posting order; receives are reported with dst = the receiver when
  * `recvs` is set, and with bytes = 0 but for a message from an

@@ -115,6 +115,20 @@ grep -q "^note: 10 calls of collectives on intercommunicators (Allgather, Alltoa
 predict "$WORK/allreduce"
 expect "allreduce: everything simulated" "$(q "d['simulator']['unsimulated_collective_calls']")" 0
 
+# 4b. A wrong trace: group B names root 2, which group A (2 ranks) does
+#    not have.  phantom predict and phantom export each stop with one line
+#    naming the rank, the event and the root.
+for x in bcast:MPI_Bcast reduce:MPI_Reduce gather:MPI_Gather scatter:MPI_Scatter; do
+  coll=${x%:*} op=${x#*:}
+  "$SYNTH" intercomm "$WORK/bad-$coll" --ranks 4 --op $coll --bytes 64 --root 2
+  want="$WORK/bad-$coll: rank 1: event 1 ($op): root 2 is not MPI_ROOT, MPI_PROC_NULL or a rank of the remote group (2 ranks) of intercommunicator 2"
+  $PREDICT "$WORK/bad-$coll" --platform "$WORK/plat.conf" > /dev/null 2> "$WORK/err" && fail "$coll: a root outside the remote group predicted"
+  expect "$coll: predict's error" "$(cat "$WORK/err")" "phantom predict: $want"
+  $PHANTOM export "$WORK/bad-$coll" --format simgrid -o "$WORK/bad.tit" > /dev/null 2> "$WORK/err" &&
+    fail "$coll: a root outside the remote group exported"
+  expect "$coll: export's error" "$(cat "$WORK/err")" "phantom export: $want"
+done
+
 # 5. Message by message: a local group of 3 and a remote one of 2.  Only
 #    the local rank 0 talks to the remote group (rN: its rank N), in one
 #    round of its own, between the local reduce's rounds and the broadcast's.
