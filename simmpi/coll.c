@@ -1057,12 +1057,13 @@ static DISPATCHED int scan_linear(const ins_coll *c, rb *b)
 
 /* ---- intercommunicator collectives ------------------------------------------------------------------------
  *
- * Open MPI 4.1 runs them in coll/inter (Barrier in coll/basic, as an
- * Allreduce of one int): a collective on the group's own local
- * communicator, with the algorithm its rule picks for the local group's
- * size, to or from the group's rank 0, and messages between the two groups'
- * rank 0s (or from the root to the remote rank 0).  Peers in the remote
- * group carry COLL_REMOTE.  Inter collectives are rare: their rounds are
+ * Open MPI 4.1 runs them in coll/inter: a collective on the group's own
+ * local communicator, with the algorithm its rule picks for the local
+ * group's size, to or from the group's rank 0, and messages between the two
+ * groups' rank 0s (or from the root to the remote rank 0).  Barrier and
+ * Alltoall come from coll/basic: an Allreduce of one int, and one round of
+ * a block to and from every remote rank.  Peers in the remote group carry
+ * COLL_REMOTE.  Inter collectives are rare: their rounds are
  * walked afresh each time (no memo, no kept schedule). */
 
 /* The local collective coll of count elements, rooted at local rank 0, as
@@ -1125,6 +1126,19 @@ static int inter_to_root(const ins_coll *c, rb *b, int local, uint64_t bytes)
     return b->hit;
 }
 
+/* Alltoall (coll/basic): a block to and from every rank of the other group,
+ * all in one round (coll_round_get made room for rsize of each). */
+static int inter_alltoall(const ins_coll *c, rb *b)
+{
+    if (!rnd(b))
+        return 0;
+    for (uint32_t i = 0; i < c->rsize; i++)
+        R(b->o, COLL_REMOTE | i);
+    for (uint32_t i = 0; i < c->rsize; i++)
+        S(b->o, COLL_REMOTE | i, B(c));
+    return 1;
+}
+
 static int inter(const ins_coll *c, rb *b)
 {
     uint64_t count = c->coll == SIMMPI_BARRIER ? 1 : c->count;
@@ -1134,6 +1148,7 @@ static int inter(const ins_coll *c, rb *b)
     case SIMMPI_SCATTER: return inter_from_root(c, b, SIMMPI_SCATTER, B(c) * c->rsize); /* every block */
     case SIMMPI_REDUCE: return inter_to_root(c, b, SIMMPI_REDUCE, B(c));
     case SIMMPI_GATHER: return inter_to_root(c, b, SIMMPI_GATHER, B(c) * c->size); /* every block */
+    case SIMMPI_ALLTOALL: return inter_alltoall(c, b);
     case SIMMPI_BARRIER:
         ar.esize = 4; /* an Allreduce of one int */
         c = &ar;
@@ -1188,7 +1203,8 @@ static int run_alg(const ins_coll *c, rb *b)
 
 int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out)
 {
-    if (c->size + 4 > out->cap && coll_round_reserve(out, c->size + 4) < 0) /* no call in most rounds */
+    /* room for a round to or from every rank (of both groups on an intercommunicator) */
+    if (c->size + c->rsize + 4 > out->cap && coll_round_reserve(out, c->size + c->rsize + 4) < 0)
         return -1;
     out->nsend = out->nrecv = 0;
     out->reduce_bytes = 0;

@@ -203,7 +203,8 @@ int simmpi_coll_from_name(const char *name)
 const char *simmpi_alg_name(simmpi_coll c, int alg)
 {
     if (alg == SIMMPI_ALG_INTER && (c == SIMMPI_BARRIER || c == SIMMPI_BCAST || c == SIMMPI_REDUCE ||
-                                    c == SIMMPI_ALLREDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER))
+                                    c == SIMMPI_ALLREDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER ||
+                                    c == SIMMPI_ALLTOALL))
         return "inter";
     if ((unsigned)c >= SIMMPI_NCOLL || alg < 0 || alg >= 10)
         return NULL;

@@ -920,8 +920,8 @@ static int coll_sizes(tctx *t, ins_coll *c, uint64_t *dbytes)
 }
 
 /* A collective on intercommunicator comm (coll.c: inter): Barrier, Bcast,
- * Reduce, Allreduce, Gather and Scatter, as Open MPI runs them; 1 for the
- * others, which are not simulated. */
+ * Reduce, Allreduce, Gather, Scatter and Alltoall, as Open MPI runs them;
+ * 1 for the others, which are not simulated. */
 static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, int coll, uint32_t comm,
                                                             const ph_comm_info *ci)
 {

@@ -51,8 +51,8 @@ typedef enum simmpi_coll {
     SIMMPI_SCAN, SIMMPI_EXSCAN, SIMMPI_NCOLL
 } simmpi_coll;
 /* The algorithm number of collectives on an intercommunicator (Open MPI's
- * coll/inter: Barrier, Bcast, Reduce, Allreduce, Gather, Scatter), named
- * "inter". */
+ * coll/inter and coll/basic: Barrier, Bcast, Reduce, Allreduce, Gather,
+ * Scatter, Alltoall), named "inter". */
 #define SIMMPI_ALG_INTER 15
 /* The collective of a trace op (blocking and nonblocking alike), or -1. */
 int simmpi_coll_of(uint16_t op);
@@ -305,8 +305,8 @@ typedef struct simmpi_result {
     uint32_t nstuck;
     uint64_t unmatched_sends; /* messages nobody received */
     /* Collective calls (one a rank) not simulated, so costing nothing: on an
-     * intercommunicator, Allgather(v), Gatherv, Scatterv, Alltoall(v,w)
-     * and Reduce_scatter. */
+     * intercommunicator, Allgather(v), Gatherv, Scatterv, Alltoallv,
+     * Alltoallw and Reduce_scatter. */
     uint64_t unsimulated_colls;
     /* Tests that completed nothing and Iprobes that found nothing, and what
      * they were charged (o_poll, o_iprobe): their number is the recorded

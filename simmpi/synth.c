@@ -47,7 +47,7 @@
  *               sends 100 B to rank 2, then receives; rank 2 takes both
  *               (Irecv, Irecv, Waitall)
  *   intercomm   one collective --op (barrier, bcast, reduce, allreduce,
- *               gather or scatter; or allgather or alltoall, which are not
+ *               gather, scatter or alltoall; or allgather, which is not
  *               simulated there) of K bytes, I times, on an
  *               intercommunicator between the even ranks (group A) and
  *               the odd ones (group B); --root R: rank R

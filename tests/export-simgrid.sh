@@ -363,9 +363,26 @@ for x in igather iscatter; do
 2 finalize
 EOF
 done
+# An Alltoall there: each rank posts its receives from the other group, then
+# its sends, and waits for all four.
+"$SYNTH" intercomm "$W/ialltoall" --ranks 4 --op alltoall --bytes 64 --esize 8 --comp 300
+ex ialltoall
+for r in 0 1 2 3; do
+  p=$((1 - r % 2)) q=$((3 - r % 2))
+  acts ialltoall $r <<EOF
+$r init
+$r compute 300
+$r irecv $p $t 64
+$r irecv $q $t 64
+$r isend $p $t 64
+$r isend $q $t 64
+$r waitall
+$r finalize
+EOF
+done
 "$SYNTH" intercomm "$W/allgather" --ranks 4 --op allgather --bytes 64 --esize 8 --comp 300
 ex allgather
-approx allgather 4 "intercommunicator collectives other than Barrier, Bcast, Reduce, Allreduce, Gather and Scatter dropped"
+approx allgather 4 "intercommunicator collectives other than Barrier, Bcast, Reduce, Allreduce, Gather, Scatter and Alltoall dropped"
 
 # ---- the platform ------------------------------------------------------------------------------
 python3 - "$W/p2p.tit.xml" <<'PY' || fail "p2p.tit.xml (above)"
@@ -443,7 +460,7 @@ p=$(q "d['predicted_s']")
 python3 -c "import sys; t, p = map(float, sys.argv[1:]); sys.exit(not (t >= 20e-6 and abs(t - p) <= 0.25 * p))" "$t" "$p" ||
   fail "stencil: SimGrid simulated $t s, phantom predict $p s"
 echo "SimGrid replayed the stencil in $t s (phantom predict: $p s)"
-for n in wc sub scan ps sr inter igather iscatter; do
+for n in wc sub scan ps sr inter igather iscatter ialltoall; do
   ex $n --platform "$W/plat.conf"
   sg "$n" "$(wc -l < "$W/$n.tit.hosts")" > /dev/null
 done

@@ -5,7 +5,8 @@
 # group to its rank 0, which sends to the root; Allreduce as a reduce to
 # rank 0 in each group, a swap between the two rank 0s, and a broadcast;
 # Gather as a gather in the other group to its rank 0, which sends all the
-# blocks to the root, and Scatter the other way round.
+# blocks to the root, and Scatter the other way round; Alltoall (coll/basic)
+# as a block to and from every rank of the other group, in one round.
 # Synthetic traces (simmpi/synth intercomm: the even ranks against the odd
 # ones), checked against closed forms to the picosecond (blocking and
 # nonblocking), by message count at sizes that are not powers of two,
@@ -27,7 +28,7 @@ finishes() { q "' '.join(str(r['finish_ps']) for r in d['ranks'])"; }
 #    rank 0 (A's rank 0).  m: one eager message of K bytes end to end.
 K=100
 m=$((os + G * (K - 1) + L + or))
-for coll in bcast reduce allreduce barrier gather scatter; do
+for coll in bcast reduce allreduce barrier gather scatter alltoall; do
   "$SYNTH" intercomm "$WORK/$coll" --ranks 4 --op $coll --bytes $K --comp 0
   predict "$WORK/$coll"
   expect "$coll: counted once, as inter" "$(q "d['collectives']")" "{'$coll': {'inter': 1}}"
@@ -53,6 +54,14 @@ expect "gather finishes" "$(finishes)" "$(ps $((m + m2))) $(ps $((m + os))) 0 $(
 predict "$WORK/scatter"
 # the root sends both blocks to rank 1, which sends rank 3's on
 expect "scatter finishes" "$(finishes)" "$(ps $os) $(ps $((m2 + os))) 0 $(ps $((m2 + m)))"
+predict "$WORK/alltoall"
+# every rank sends to the other group's rank 0 first, then to its rank 1:
+# each rank 0 takes two messages that arrive together (one o_r after the
+# other), each rank 1 two that arrive o_s later
+expect "alltoall finishes" "$(finishes)" \
+  "$(ps $((m + or))) $(ps $((m + or))) $(ps $((m + os + or))) $(ps $((m + os + or)))"
+expect "alltoall: o_s and o_r twice each" "$(q "' '.join(str(r['overhead_ps']) for r in d['ranks'])")" \
+  "$(ps $((2 * (os + or)))) $(ps $((2 * (os + or)))) $(ps $((2 * (os + or)))) $(ps $((2 * (os + or))))"
 
 # 2. Rendezvous (K above the eager limit): the Bcast's two messages in a row.
 K=100000
@@ -77,15 +86,20 @@ expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {
 # 3. Groups of 4 and 3, 5 and 4, 1 and 1 ranks, three calls each: a group
 #    of b ranks takes b messages a Bcast, Reduce, Gather or Scatter (its
 #    local collective's b - 1, and one from or to the root; the rules pick
-#    no linear_sync gather at these sizes), and an Allreduce or Barrier on n
+#    no linear_sync gather at these sizes), an Alltoall 2ab (a block each
+#    way between every pair of the groups of a and b), and an Allreduce or Barrier on n
 #    ranks 2n - 2 (each group's b - 1 twice, and the swap).  Every one is
 #    received, and the prediction is the same for 1 or 2 threads, the strict
 #    order and either queue.
 for n in 7 9 2; do
   b=$((n / 2))
   root=$(( n > 2 ? 1 : 0 ))
-  for coll in bcast reduce gather scatter allreduce barrier; do
-    case $coll in allreduce | barrier) want=$((3 * (2 * n - 2))) ;; *) want=$((3 * b)) ;; esac
+  for coll in bcast reduce gather scatter allreduce barrier alltoall; do
+    case $coll in
+      allreduce | barrier) want=$((3 * (2 * n - 2))) ;;
+      alltoall) want=$((3 * 2 * (n - b) * b)) ;;
+      *) want=$((3 * b)) ;;
+    esac
     for K in 100 100000; do
       t="$WORK/$coll-$n-$K"
       "$SYNTH" intercomm "$t" --ranks $n --op $coll --bytes $K --comp 1000 --iters 3 --root $root
@@ -110,7 +124,7 @@ predict "$WORK/allgather"
 expect "allgather: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
 expect "allgather: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
 $PREDICT "$WORK/allgather" --platform "$WORK/plat.conf" > "$WORK/table"
-grep -q "^note: 10 calls of collectives on intercommunicators (Allgather, Alltoall, Reduce_scatter$" "$WORK/table" ||
+grep -q "^note: 10 calls of collectives on intercommunicators (Allgather, Reduce_scatter or a$" "$WORK/table" ||
   fail "no note of the collectives not simulated: $(cat "$WORK/table")"
 predict "$WORK/allreduce"
 expect "allreduce: everything simulated" "$(q "d['simulator']['unsimulated_collective_calls']")" 0
@@ -162,6 +176,9 @@ expect "scatter, from the root" "$(grep -v '^alg' "$WORK/sr" | tr '\n' ';')" "S 
 "$COLL_LIST" -i 2 scatter inter 3 1 4 8 > "$WORK/sa"
 expect "scatter, the receiving group" "$(grep -v '^alg' "$WORK/sa" | sort | tr '\n' ';')" \
   "R 0 1 0;R 0 2 0;R r1 0 0 96;S 0 1 1 32;S 0 2 2 32;"
+"$COLL_LIST" -i 3 alltoall inter 2 0 4 8 > "$WORK/aa"
+expect "alltoall: each rank's one round" "$(grep -v '^alg' "$WORK/aa" | tr '\n' ';')" \
+  "R r0 0 0 32;R r1 0 0 32;R r2 0 0 32;S 0 r0 0 32;S 0 r1 0 32;S 0 r2 0 32;R r0 1 0 32;R r1 1 0 32;R r2 1 0 32;S 1 r0 0 32;S 1 r1 0 32;S 1 r2 0 32;"
 "$COLL_LIST" -i 3 gather inter 2 none 4 8 > "$WORK/gn"
 expect "gather, MPI_PROC_NULL: nothing" "$(cat "$WORK/gn")" "alg 15 inter"
 "$COLL_LIST" -i 3 allgather inter 2 0 4 8 > /dev/null 2>&1 && fail "coll-list: allgather on an intercommunicator is not simulated"

@@ -1,8 +1,9 @@
 /* intercoll.c - rooted collectives across an intercommunicator, for
  * tests/simmpi-recorded.sh: the even ranks (group A) against the odd ones
  * (group B), A's rank 0 the root.  A Gather of 16 ints from every rank of
- * B, an Iscatter of 16 ints to every rank of B (completed by MPI_Wait), and
- * an Allgather both ways (phantom predict does not simulate that one on an
+ * B, an Iscatter of 16 ints to every rank of B (completed by MPI_Wait), an
+ * Alltoall of 16 ints between every pair of ranks of A and B, and an
+ * Allgather both ways (phantom predict does not simulate that one on an
  * intercommunicator, and counts it).  Every rank checks what it received
  * and exits 1 if it is wrong.  Any even number of ranks of at least 2. */
 #include <mpi.h>
@@ -62,6 +63,18 @@ int main(int argc, char **argv)
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     if (!in_a)
         bad |= check(mine, N, lr, 200, "iscatter");
+
+    /* Alltoall: block r of every rank goes to rank r of the other group. */
+    int *out = malloc((size_t)rn * N * sizeof *out);
+    if (!out)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int r = 0; r < rn; r++)
+        for (int i = 0; i < N; i++)
+            out[r * N + i] = 400 + lr * 1000 + r * 100000 + i;
+    MPI_Alltoall(out, N, MPI_INT, all, N, MPI_INT, inter);
+    for (int r = 0; r < rn; r++) /* from rank r: its block for me */
+        bad |= check(all + r * N, N, r, 400 + lr * 100000, "alltoall");
+    free(out);
 
     /* Allgather: every rank gets the remote group's blocks. */
     for (int i = 0; i < N; i++)
