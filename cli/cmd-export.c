@@ -655,7 +655,8 @@ static int decomposed(xrank *r, const ph_event *ev, int coll, uint32_t comm, con
     if (me < 0)
         return cli_error("export", "%s: rank %u: event %llu (%s): rank %u is not in communicator %u",
                          x->trace, r->rank, ull(ev->seq), ph_ops[ev->op].name, r->rank, comm);
-    simmpi_coll_args a = {.coll = (simmpi_coll)coll, .alg = x->pf.coll_alg[coll], .size = ci->size};
+    simmpi_coll_args a = {.coll = (simmpi_coll)coll, .alg = x->pf.coll_alg[coll], .size = ci->size,
+                          .forced_algs = x->pf.coll_alg};
     a.root = ev->root >= 0 && (uint32_t)ev->root < ci->size ? (uint32_t)ev->root : 0;
     if (ci->remote_size) { /* as phantom predict runs it (simmpi: coll.c, inter) */
         a.alg = 0;

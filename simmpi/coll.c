@@ -24,6 +24,7 @@ typedef struct rb { /* walks an algorithm's rounds, keeping only round `want` */
     coll_round *o;
     int hit;
     coll_memo *m;        /* what the rank's earlier rounds worked out, or NULL */
+    const uint8_t *forced; /* coll_round_get's */
 } rb;
 
 static int rnd(rb *b)
@@ -521,14 +522,14 @@ static inline __attribute__((always_inline)) int compose(const ins_coll *c, rb *
     b->o->reduce_bytes = 0;
     int second = b->want >= n1;
     part(c, b, second, &s);
-    rb sub = {.want = second ? b->want - n1 : b->want, .o = b->o};
+    rb sub = {.want = second ? b->want - n1 : b->want, .o = b->o, .forced = b->forced};
     return b->hit = run_alg(&s, &sub);
 }
 
 static __attribute__((noinline, cold)) uint8_t sub_alg_decide(rb *b, int idx, int coll, uint32_t size,
                                                                uint64_t bytes)
 {
-    uint8_t alg = (uint8_t)simmpi_coll_decide(coll, size, bytes);
+    uint8_t alg = (uint8_t)coll_alg_resolve(coll, b->forced ? b->forced[coll] : 0, size, bytes);
     if (b->m)
         b->m->alg[idx] = alg;
     return alg;
@@ -1074,14 +1075,14 @@ static int inter_local(const ins_coll *c, rb *b, int coll, uint64_t count)
         return b->hit;
     ins_coll s = {.coll = (uint8_t)coll, .size = c->size, .me = c->me, .root = 0, .count = count,
                   .esize = c->esize};
-    s.alg = (uint8_t)simmpi_coll_decide((simmpi_coll)coll, s.size, count * s.esize);
+    s.alg = (uint8_t)coll_alg_resolve(coll, b->forced ? b->forced[coll] : 0, s.size, count * s.esize);
     uint32_t n = count_rounds(&s, b->o), first = b->cur;
     b->cur += n;
     if (b->want >= b->cur)
         return 0;
     b->o->nsend = b->o->nrecv = 0;
     b->o->reduce_bytes = 0;
-    rb sub = {.want = b->want - first, .o = b->o};
+    rb sub = {.want = b->want - first, .o = b->o, .forced = b->forced};
     return b->hit = run_alg(&s, &sub);
 }
 
@@ -1201,14 +1202,14 @@ static int run_alg(const ins_coll *c, rb *b)
     }
 }
 
-int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out)
+int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out, const uint8_t *forced)
 {
     /* room for a round to or from every rank (of both groups on an intercommunicator) */
     if (c->size + c->rsize + 4 > out->cap && coll_round_reserve(out, c->size + c->rsize + 4) < 0)
         return -1;
     out->nsend = out->nrecv = 0;
     out->reduce_bytes = 0;
-    rb b = {.want = k, .o = out, .m = m};
+    rb b = {.want = k, .o = out, .m = m, .forced = forced};
     int hit = run_alg(c, &b);
     if (!hit)
         out->nsend = out->nrecv = 0;

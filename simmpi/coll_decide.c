@@ -285,7 +285,7 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
     }
     coll_memo memo = {0};
     for (uint32_t k = 0;; k++) {
-        int hit = coll_round_get(&c, &memo, k, cr);
+        int hit = coll_round_get(&c, &memo, k, cr, a->forced_algs);
         if (hit <= 0)
             return hit < 0 ? -1 : (int)k;
         for (uint32_t i = 0; recvs && i < cr->nrecv; i++) {

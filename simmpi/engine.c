@@ -1078,7 +1078,7 @@ static int round_of(sim *s, uint32_t rank, const ins_coll *c, uint32_t k, const 
         *out = view;
         return 1;
     }
-    int rc = coll_round_get(c, &s->r[rank].memo, k, &s->cr);
+    int rc = coll_round_get(c, &s->r[rank].memo, k, &s->cr, s->pf.coll_alg);
     if (rc >= 0 && sc)
         sched_note(sc, k, &s->cr, rc);
     *out = &s->cr;

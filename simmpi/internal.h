@@ -433,8 +433,11 @@ static inline void fe_pop(sim *s, uint32_t rank)
 /* Round k of a rank's schedule.  m (zeroed before round 0, kept across the
  * rounds of one rank's collective, or NULL) spares every round the work of
  * deciding sub-collectives' algorithms and where a composition's second
- * part starts. */
-int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out);
+ * part starts.  forced (per collective, or NULL): the platform's algorithm
+ * for the parts of a composed collective and an intercommunicator's local
+ * collectives, as Open MPI's forced algorithm reaches the calls they make
+ * through the communicator; 0 or NULL: the rule's. */
+int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out, const uint8_t *forced);
 /* The algorithm a collective runs: forced (> 0, if it exists) or Open MPI's rule. */
 int coll_alg_resolve(simmpi_coll c, int forced, uint32_t size, uint64_t bytes);
 /* The algorithm a's collective uses (forced, or decided on its bytes); -1

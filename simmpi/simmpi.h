@@ -141,6 +141,10 @@ typedef struct simmpi_coll_args {
      * messages to and from the remote group name their peer as
      * SIMMPI_REMOTE | its rank there).  0: an intracommunicator. */
     uint32_t remote_size;
+    /* Per collective, the platform's forced algorithm (coll.NAME) for the
+     * parts of a composed collective and an intercommunicator's local
+     * collectives, as phantom predict runs them; NULL: the rule's. */
+    const uint8_t *forced_algs;
 } simmpi_coll_args;
 #define SIMMPI_ROOT_HERE UINT32_MAX        /* MPI_ROOT: this rank is the root */
 #define SIMMPI_ROOT_NONE (UINT32_MAX - 1)  /* MPI_PROC_NULL: another rank of the root's group is */

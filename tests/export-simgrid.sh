@@ -269,6 +269,22 @@ EOF
 done
 approx sub 4 "collectives on sub-communicators"
 
+# A forced algorithm reaches the parts of a composed collective, as in
+# phantom predict: on halves of 4 ranks, nonoverlapping allreduce with
+# coll.reduce and coll.bcast linear exports what basic_linear (both parts
+# linear) does, and not nonoverlapping's own (binomial parts).
+"$SYNTH" subcomm "$W/sub8" --ranks 8 --bytes 64 --esize 8 --comp 300
+for f in "lin:basic_linear" "non:nonoverlapping" "forced:nonoverlapping:linear"; do
+  n=${f%%:*} rest=${f#*:}
+  { cat "$W/plat.conf"; echo "coll.allreduce = ${rest%%:*}"
+    [ "${rest#*:}" = linear ] && printf 'coll.reduce = linear\ncoll.bcast = basic_linear\n'; } > "$W/$n.conf"
+  $PHANTOM export "$W/sub8" --format simgrid -o "$W/$n.tit" --platform "$W/$n.conf" > /dev/null 2>&1 ||
+    fail "export sub8 with $n.conf"
+  for r in 0 1 2 3 4 5 6 7; do grep -v '^#' "$W/$n.tit.d/rank-$r.txt"; done > "$W/$n.acts"
+done
+cmp -s "$W/lin.acts" "$W/forced.acts" || fail "forced reduce and bcast: not basic_linear's actions"
+cmp -s "$W/non.acts" "$W/forced.acts" && fail "forced reduce and bcast: nonoverlapping's own actions"
+
 # An Allreduce on an intercommunicator between the even and the odd ranks,
 # as phantom predict runs it (Open MPI's coll/inter): rank 2 sends its
 # block to rank 0 (the even group's rank 0) and rank 3 to rank 1; ranks 0

@@ -41,6 +41,25 @@ for p in 3 8 13; do
     expect "$op $alg p=$p: algorithm reported" "$(q "list(d['collectives']['$op'])")" "['$used']"
   done
 done
+# A forced algorithm reaches the parts of a composed collective, as Open
+# MPI's forced algorithm reaches the calls they make through the
+# communicator: nonoverlapping allreduce with coll.reduce and coll.bcast
+# linear is basic_linear (both parts linear), to the picosecond, and not
+# nonoverlapping with the rule's parts.
+"$SYNTH" coll "$WORK/ar8" --ranks 8 --op allreduce --bytes 800 --esize 8
+plat "coll.allreduce = basic_linear"
+predict "$WORK/ar8"
+lin=$(q "d['predicted_ps'], d['simulator']['messages']")
+plat "coll.allreduce = nonoverlapping"
+predict "$WORK/ar8"
+own=$(q "d['predicted_ps'], d['simulator']['messages']")
+plat "coll.allreduce = nonoverlapping
+coll.reduce = linear
+coll.bcast = basic_linear"
+predict "$WORK/ar8"
+expect "nonoverlapping, parts forced linear" "$(q "d['predicted_ps'], d['simulator']['messages']")" "$lin"
+[ "$own" != "$lin" ] || fail "nonoverlapping's own parts predict what linear ones do: $own"
+
 # A root's schedule of p-1 rounds costs O(p), not O(p^2): each round is
 # computed on its own, without walking the rounds before it.  At 262,144
 # ranks the walk took minutes; here the totals match their closed forms at

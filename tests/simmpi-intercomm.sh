@@ -63,6 +63,20 @@ expect "alltoall finishes" "$(finishes)" \
 expect "alltoall: o_s and o_r twice each" "$(q "' '.join(str(r['overhead_ps']) for r in d['ranks'])")" \
   "$(ps $((2 * (os + or)))) $(ps $((2 * (os + or)))) $(ps $((2 * (os + or)))) $(ps $((2 * (os + or))))"
 
+# 1b. A forced algorithm (coll.bcast) reaches the local collectives, as Open
+#    MPI's does: group B of 4 ranks (1, 3, 5, 7) broadcasts linearly, rank 1
+#    sending to 3, 5 and 7 in turn, instead of its binomial tree (5 gets it
+#    from 1, and 7 from 5: 3m).
+"$SYNTH" intercomm "$WORK/bcast9" --ranks 9 --op bcast --bytes $K --comp 0
+predict "$WORK/bcast9"
+expect "bcast on 5+4 ranks, binomial in B" "$(finishes)" \
+  "$(ps $os) $(ps $((m + 2 * os))) 0 $(ps $((2 * m + os))) 0 $(ps $((2 * m + os))) 0 $(ps $((3 * m))) 0"
+plat "coll.bcast = basic_linear"
+predict "$WORK/bcast9"
+expect "bcast on 5+4 ranks, forced linear in B" "$(finishes)" \
+  "$(ps $os) $(ps $((m + 3 * os))) 0 $(ps $((2 * m))) 0 $(ps $((2 * m + os))) 0 $(ps $((2 * m + 2 * os))) 0"
+plat
+
 # 2. Rendezvous (K above the eager limit): the Bcast's two messages in a row.
 K=100000
 mr=$((2 * (op + L + op) + os + G * (K - 1) + L + or))
