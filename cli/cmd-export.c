@@ -91,7 +91,7 @@ static const char *const approx_what[AP_COUNT] = {
                     "messages of phantom predict's algorithm (TI collectives are on MPI_COMM_WORLD only)",
     [AP_ICOLL] = "nonblocking collectives replayed blocking where the trace completed them",
     [AP_INTER] = "intercommunicator collectives other than Barrier, Bcast, Reduce, Allreduce, Gather, "
-                 "Scatter and Alltoall dropped (phantom predict skips them too)",
+                 "Scatter, Allgather and Alltoall dropped (phantom predict skips them too)",
     [AP_FREED] = "active requests freed or cancelled: never waited for",
     [AP_COLLIDE] = "requests posted while one with the same source, destination and tag was pending "
                    "(SimGrid's replay keeps only the older)",
@@ -527,7 +527,7 @@ static int same_args(const dentry *d, const simmpi_coll_args *a)
     const simmpi_coll_args *b = &d->a;
     if (!d->valid || a->coll != b->coll || a->alg != b->alg || a->size != b->size ||
         a->root != b->root || a->count != b->count || a->esize != b->esize ||
-        a->remote_size != b->remote_size || !a->vbytes != !b->vbytes)
+        a->remote_size != b->remote_size || a->rblock != b->rblock || !a->vbytes != !b->vbytes)
         return 0;
     return !a->vbytes || memcmp(a->vbytes, b->vbytes, a->size * sizeof *a->vbytes) == 0;
 }
@@ -535,7 +535,7 @@ static int same_args(const dentry *d, const simmpi_coll_args *a)
 static size_t dc_slot(const simmpi_coll_args *a)
 {
     uint64_t h = mix((uint64_t)a->coll << 56 ^ (uint64_t)a->alg << 48 ^ (uint64_t)a->size << 16 ^ a->root);
-    h = mix(h ^ a->count ^ (uint64_t)a->esize << 40 ^ (uint64_t)a->remote_size << 8);
+    h = mix(h ^ a->count ^ (uint64_t)a->esize << 40 ^ (uint64_t)a->remote_size << 8 ^ a->rblock << 1);
     for (uint32_t i = 0; a->vbytes && i < a->size; i++)
         h = mix(h ^ a->vbytes[i]);
     return h % DC_SLOTS;
@@ -661,6 +661,7 @@ static int decomposed(xrank *r, const ph_event *ev, int coll, uint32_t comm, con
     if (ci->remote_size) { /* as phantom predict runs it (simmpi: coll.c, inter) */
         a.alg = 0;
         a.remote_size = ci->remote_size;
+        a.rblock = coll == SIMMPI_ALLGATHER ? ev->rbytes : 0;
         a.root = simmpi_inter_root(ev->root);
         if (!simmpi_inter_root_valid((simmpi_coll)coll, a.root, ci->remote_size))
             return cli_error("export", "%s: rank %u: event %llu (%s): root %d is not MPI_ROOT, MPI_PROC_NULL or "

@@ -14,14 +14,15 @@
  * B"), as the simulator asks for it, round after round: at sizes where
  * listing every rank's messages would take too long.
  *
- *   coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE
+ *   coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE [RBYTES]
  *
  * lists one group's messages of a collective on an intercommunicator whose
  * local group has SIZE ranks and remote group RSIZE: ROOT is "root"
  * (MPI_ROOT), "none" (MPI_PROC_NULL) or the root's rank in the remote group,
  * a peer in the remote group is printed as rN, and a receive from it ends
  * with its bytes ("R rN dst round bytes"), which the remote group's
- * decomposition sends. */
+ * decomposition sends.  RBYTES: an Allgather's receive block (default
+ * COUNT * ESIZE, the send block's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,11 +80,11 @@ static int one_rank(const simmpi_coll_args *a, uint32_t me)
     return alg;
 }
 
-/* coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE */
+/* coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE [RBYTES] */
 static int inter_main(int argc, char **argv)
 {
-    if (argc != 9 || strcmp(argv[4], "inter") != 0) {
-        fprintf(stderr, "usage: coll-list -i RSIZE COLL inter SIZE ROOT|root|none COUNT ESIZE\n");
+    if ((argc != 9 && argc != 10) || strcmp(argv[4], "inter") != 0) {
+        fprintf(stderr, "usage: coll-list -i RSIZE COLL inter SIZE ROOT|root|none COUNT ESIZE [RBYTES]\n");
         return 2;
     }
     int coll = simmpi_coll_from_name(argv[3]);
@@ -93,6 +94,7 @@ static int inter_main(int argc, char **argv)
     simmpi_coll_args a = {.coll = (simmpi_coll)coll, .size = (uint32_t)atoi(argv[5]), .root = root,
                           .count = strtoull(argv[7], NULL, 10), .esize = (uint32_t)atoi(argv[8]),
                           .remote_size = (uint32_t)atoi(argv[2])};
+    a.rblock = argc == 10 ? strtoull(argv[9], NULL, 10) : a.count * a.esize;
     int used = coll < 0 || a.remote_size == 0 ? -1 : simmpi_coll_messages(&a, print_msg, NULL, 1);
     if (used < 0) {
         fprintf(stderr, "coll-list: cannot decompose '%s' on that intercommunicator\n", argv[3]);

@@ -1127,6 +1127,24 @@ static int inter_to_root(const ins_coll *c, rb *b, int local, uint64_t bytes)
     return b->hit;
 }
 
+/* Allgather (coll/inter): a gather of the send blocks to rank 0, the two
+ * rank 0s swap their groups' blocks, and rank 0 broadcasts the other
+ * group's (c->v[0]: the receive block's bytes) in its group; Open MPI skips
+ * the local gather of empty blocks, and the broadcast of nothing. */
+static int inter_allgather(const ins_coll *c, rb *b)
+{
+    uint64_t rblock = c->v ? c->v[0] : B(c), all = rblock * c->rsize;
+    if (B(c))
+        inter_local(c, b, SIMMPI_GATHER, c->count);
+    if (c->me == 0)
+        inter_round(b, 0, 1, B(c) * c->size, 1);
+    if (!all)
+        return b->hit;
+    ins_coll bytes = *c; /* the broadcast counts bytes */
+    bytes.esize = 1;
+    return inter_local(&bytes, b, SIMMPI_BCAST, all);
+}
+
 /* Alltoall (coll/basic): a block to and from every rank of the other group,
  * all in one round (coll_round_get made room for rsize of each). */
 static int inter_alltoall(const ins_coll *c, rb *b)
@@ -1150,6 +1168,7 @@ static int inter(const ins_coll *c, rb *b)
     case SIMMPI_REDUCE: return inter_to_root(c, b, SIMMPI_REDUCE, B(c));
     case SIMMPI_GATHER: return inter_to_root(c, b, SIMMPI_GATHER, B(c) * c->size); /* every block */
     case SIMMPI_ALLTOALL: return inter_alltoall(c, b);
+    case SIMMPI_ALLGATHER: return inter_allgather(c, b);
     case SIMMPI_BARRIER:
         ar.esize = 4; /* an Allreduce of one int */
         c = &ar;
@@ -1171,6 +1190,7 @@ uint64_t coll_inter_recv_bytes(const ins_coll *c)
     case SIMMPI_BARRIER: return 4;
     case SIMMPI_GATHER: return B(c) * c->rsize; /* the remote group's blocks, at the root */
     case SIMMPI_SCATTER: return B(c) * c->size; /* this group's blocks, at its rank 0 */
+    case SIMMPI_ALLGATHER: return (c->v ? c->v[0] : B(c)) * c->rsize; /* the remote group's blocks */
     default: return B(c);
     }
 }

@@ -204,7 +204,7 @@ const char *simmpi_alg_name(simmpi_coll c, int alg)
 {
     if (alg == SIMMPI_ALG_INTER && (c == SIMMPI_BARRIER || c == SIMMPI_BCAST || c == SIMMPI_REDUCE ||
                                     c == SIMMPI_ALLREDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER ||
-                                    c == SIMMPI_ALLTOALL))
+                                    c == SIMMPI_ALLTOALL || c == SIMMPI_ALLGATHER))
         return "inter";
     if ((unsigned)c >= SIMMPI_NCOLL || alg < 0 || alg >= 10)
         return NULL;
@@ -283,6 +283,8 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
         c.count = a->vbytes[me]; /* what this rank contributes */
         c.esize = 1;
     }
+    if (a->remote_size && a->coll == SIMMPI_ALLGATHER)
+        c.v = (uint64_t *)&a->rblock; /* coll.c's inter_allgather reads it */
     coll_memo memo = {0};
     for (uint32_t k = 0;; k++) {
         int hit = coll_round_get(&c, &memo, k, cr, a->forced_algs);

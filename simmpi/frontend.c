@@ -920,8 +920,8 @@ static int coll_sizes(tctx *t, ins_coll *c, uint64_t *dbytes)
 }
 
 /* A collective on intercommunicator comm (coll.c: inter): Barrier, Bcast,
- * Reduce, Allreduce, Gather, Scatter and Alltoall, as Open MPI runs them;
- * 1 for the others, which are not simulated. */
+ * Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall, as Open MPI
+ * runs them; 1 for the others, which are not simulated. */
 static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, int coll, uint32_t comm,
                                                             const ph_comm_info *ci)
 {
@@ -965,6 +965,17 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
         __builtin_mul_overflow(block, (uint64_t)(c->size > c->rsize ? c->size : c->rsize), &all))
         return sim_fail(s, "rank %u: event %llu (%s): its size passes 2^64 bytes", t->rank,
                         (unsigned long long)ev->seq, ph_ops[ev->op].name);
+    if (coll == SIMMPI_ALLGATHER) { /* the receive block too (ins_coll.v) */
+        if (!(c->v = malloc(sizeof *c->v)))
+            return sim_fail(s, "out of memory (rank %u)", t->rank);
+        c->v[0] = ev->rbytes;
+        if (__builtin_mul_overflow(ev->rbytes, (uint64_t)c->rsize, &all)) {
+            free(c->v);
+            c->v = NULL;
+            return sim_fail(s, "rank %u: event %llu (%s): its size passes 2^64 bytes", t->rank,
+                            (unsigned long long)ev->seq, ph_ops[ev->op].name);
+        }
+    }
     /* once a call: at the local rank 0 of the side with the lower id */
     if (me == 0 && sim_p2p_ctx(s, comm) == comm)
         s->res->coll_calls[coll][SIMMPI_ALG_INTER]++;

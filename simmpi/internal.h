@@ -73,7 +73,8 @@ typedef struct ins_coll {
     uint32_t rsize;          /* intercommunicators: the remote group's size (size: the local
                               * group's, root: COLL_ROOT_HERE, COLL_ROOT_NONE or a remote
                               * rank); 0 on an intracommunicator */
-    uint64_t *v;             /* v-collectives: bytes per rank (malloc'd), else NULL */
+    uint64_t *v;             /* v-collectives: bytes per rank (malloc'd), else NULL; an
+                              * intercommunicator's Allgather: its receive block's bytes, one */
 } ins_coll;
 /* An intercommunicator collective's root as its own group sees it: MPI_ROOT
  * (this rank) or MPI_PROC_NULL (another rank of the root's group). */

@@ -52,7 +52,7 @@ typedef enum simmpi_coll {
 } simmpi_coll;
 /* The algorithm number of collectives on an intercommunicator (Open MPI's
  * coll/inter and coll/basic: Barrier, Bcast, Reduce, Allreduce, Gather,
- * Scatter, Alltoall), named "inter". */
+ * Scatter, Allgather, Alltoall), named "inter". */
 #define SIMMPI_ALG_INTER 15
 /* The collective of a trace op (blocking and nonblocking alike), or -1. */
 int simmpi_coll_of(uint16_t op);
@@ -145,6 +145,9 @@ typedef struct simmpi_coll_args {
      * parts of a composed collective and an intercommunicator's local
      * collectives, as phantom predict runs them; NULL: the rule's. */
     const uint8_t *forced_algs;
+    /* An intercommunicator's Allgather: the bytes of each block it receives
+     * (count * esize are those of the one it sends). */
+    uint64_t rblock;
 } simmpi_coll_args;
 #define SIMMPI_ROOT_HERE UINT32_MAX        /* MPI_ROOT: this rank is the root */
 #define SIMMPI_ROOT_NONE (UINT32_MAX - 1)  /* MPI_PROC_NULL: another rank of the root's group is */
@@ -309,7 +312,7 @@ typedef struct simmpi_result {
     uint32_t nstuck;
     uint64_t unmatched_sends; /* messages nobody received */
     /* Collective calls (one a rank) not simulated, so costing nothing: on an
-     * intercommunicator, Allgather(v), Gatherv, Scatterv, Alltoallv,
+     * intercommunicator, Allgatherv, Gatherv, Scatterv, Alltoallv,
      * Alltoallw and Reduce_scatter. */
     uint64_t unsimulated_colls;
     /* Tests that completed nothing and Iprobes that found nothing, and what

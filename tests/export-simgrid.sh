@@ -396,9 +396,38 @@ $r waitall
 $r finalize
 EOF
 done
-"$SYNTH" intercomm "$W/allgather" --ranks 4 --op allgather --bytes 64 --esize 8 --comp 300
-ex allgather
-approx allgather 4 "intercommunicator collectives other than Barrier, Bcast, Reduce, Allreduce, Gather, Scatter and Alltoall dropped"
+# An Allgather there: rank 2 sends its block to rank 0 and rank 3 to rank
+# 1; ranks 0 and 1 swap both blocks of their group and send the other
+# group's on.
+"$SYNTH" intercomm "$W/iallgather" --ranks 4 --op allgather --bytes 64 --esize 8 --comp 300
+ex iallgather
+for r in 0 1; do
+  p=$((r + 2)) o=$((1 - r))
+  acts iallgather $r <<EOF
+$r init
+$r compute 300
+$r irecv $p $t 64
+$r wait $p $r $t
+$r irecv $o $t 128
+$r isend $o $t 128
+$r waitall
+$r isend $p $t 128
+$r wait $r $p $t
+$r finalize
+EOF
+  acts iallgather $p <<EOF
+$p init
+$p compute 300
+$p isend $r $t 64
+$p wait $p $r $t
+$p irecv $r $t 128
+$p wait $r $p $t
+$p finalize
+EOF
+done
+"$SYNTH" intercomm "$W/rsb" --ranks 4 --op reduce_scatter_block --bytes 64 --esize 8 --comp 300
+ex rsb
+approx rsb 4 "intercommunicator collectives other than Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall dropped"
 
 # ---- the platform ------------------------------------------------------------------------------
 python3 - "$W/p2p.tit.xml" <<'PY' || fail "p2p.tit.xml (above)"
@@ -476,7 +505,7 @@ p=$(q "d['predicted_s']")
 python3 -c "import sys; t, p = map(float, sys.argv[1:]); sys.exit(not (t >= 20e-6 and abs(t - p) <= 0.25 * p))" "$t" "$p" ||
   fail "stencil: SimGrid simulated $t s, phantom predict $p s"
 echo "SimGrid replayed the stencil in $t s (phantom predict: $p s)"
-for n in wc sub scan ps sr inter igather iscatter ialltoall; do
+for n in wc sub scan ps sr inter igather iscatter ialltoall iallgather; do
   ex $n --platform "$W/plat.conf"
   sg "$n" "$(wc -l < "$W/$n.tit.hosts")" > /dev/null
 done

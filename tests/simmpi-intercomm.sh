@@ -5,8 +5,10 @@
 # group to its rank 0, which sends to the root; Allreduce as a reduce to
 # rank 0 in each group, a swap between the two rank 0s, and a broadcast;
 # Gather as a gather in the other group to its rank 0, which sends all the
-# blocks to the root, and Scatter the other way round; Alltoall (coll/basic)
-# as a block to and from every rank of the other group, in one round.
+# blocks to the root, and Scatter the other way round; Allgather as a
+# gather to rank 0 in each group, a swap between the rank 0s and a
+# broadcast; Alltoall (coll/basic) as a block to and from every rank of the
+# other group, in one round.
 # Synthetic traces (simmpi/synth intercomm: the even ranks against the odd
 # ones), checked against closed forms to the picosecond (blocking and
 # nonblocking), by message count at sizes that are not powers of two,
@@ -28,7 +30,7 @@ finishes() { q "' '.join(str(r['finish_ps']) for r in d['ranks'])"; }
 #    rank 0 (A's rank 0).  m: one eager message of K bytes end to end.
 K=100
 m=$((os + G * (K - 1) + L + or))
-for coll in bcast reduce allreduce barrier gather scatter alltoall; do
+for coll in bcast reduce allreduce barrier gather scatter alltoall allgather; do
   "$SYNTH" intercomm "$WORK/$coll" --ranks 4 --op $coll --bytes $K --comp 0
   predict "$WORK/$coll"
   expect "$coll: counted once, as inter" "$(q "d['collectives']")" "{'$coll': {'inter': 1}}"
@@ -62,6 +64,11 @@ expect "alltoall finishes" "$(finishes)" \
   "$(ps $((m + or))) $(ps $((m + or))) $(ps $((m + os + or))) $(ps $((m + os + or)))"
 expect "alltoall: o_s and o_r twice each" "$(q "' '.join(str(r['overhead_ps']) for r in d['ranks'])")" \
   "$(ps $((2 * (os + or)))) $(ps $((2 * (os + or)))) $(ps $((2 * (os + or)))) $(ps $((2 * (os + or))))"
+predict "$WORK/allgather"
+# ranks 2 and 3 send their blocks to their rank 0s (m), which swap both
+# blocks of their group (m2) and send the other group's to ranks 2 and 3 (m2)
+expect "allgather finishes" "$(finishes)" \
+  "$(ps $((m + m2 + os))) $(ps $((m + m2 + os))) $(ps $((m + 2 * m2))) $(ps $((m + 2 * m2)))"
 
 # 1b. A forced algorithm (coll.bcast) reaches the local collectives, as Open
 #    MPI's does: group B of 4 ranks (1, 3, 5, 7) broadcasts linearly, rank 1
@@ -101,16 +108,17 @@ expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {
 #    of b ranks takes b messages a Bcast, Reduce, Gather or Scatter (its
 #    local collective's b - 1, and one from or to the root; the rules pick
 #    no linear_sync gather at these sizes), an Alltoall 2ab (a block each
-#    way between every pair of the groups of a and b), and an Allreduce or Barrier on n
+#    way between every pair of the groups of a and b), and an Allreduce,
+#    Barrier or Allgather on n
 #    ranks 2n - 2 (each group's b - 1 twice, and the swap).  Every one is
 #    received, and the prediction is the same for 1 or 2 threads, the strict
 #    order and either queue.
 for n in 7 9 2; do
   b=$((n / 2))
   root=$(( n > 2 ? 1 : 0 ))
-  for coll in bcast reduce gather scatter allreduce barrier alltoall; do
+  for coll in bcast reduce gather scatter allreduce barrier alltoall allgather; do
     case $coll in
-      allreduce | barrier) want=$((3 * (2 * n - 2))) ;;
+      allreduce | barrier | allgather) want=$((3 * (2 * n - 2))) ;;
       alltoall) want=$((3 * 2 * (n - b) * b)) ;;
       *) want=$((3 * b)) ;;
     esac
@@ -131,14 +139,14 @@ for n in 7 9 2; do
   done
 done
 
-# 4. Collectives coll/inter has beyond those six are not simulated: they
+# 4. The others (Reduce_scatter, and the v-forms) are not simulated: they
 #    cost nothing, and the prediction says how many calls that was.
-"$SYNTH" intercomm "$WORK/allgather" --ranks 5 --op allgather --bytes 64 --comp 1000 --iters 2
-predict "$WORK/allgather"
-expect "allgather: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
-expect "allgather: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
-$PREDICT "$WORK/allgather" --platform "$WORK/plat.conf" > "$WORK/table"
-grep -q "^note: 10 calls of collectives on intercommunicators (Allgather, Reduce_scatter or a$" "$WORK/table" ||
+"$SYNTH" intercomm "$WORK/rsb" --ranks 5 --op reduce_scatter_block --bytes 64 --comp 1000 --iters 2
+predict "$WORK/rsb"
+expect "reduce_scatter_block: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
+expect "reduce_scatter_block: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
+$PREDICT "$WORK/rsb" --platform "$WORK/plat.conf" > "$WORK/table"
+grep -q "^note: 10 calls of collectives on intercommunicators (Reduce_scatter or a v-form) were$" "$WORK/table" ||
   fail "no note of the collectives not simulated: $(cat "$WORK/table")"
 predict "$WORK/allreduce"
 expect "allreduce: everything simulated" "$(q "d['simulator']['unsimulated_collective_calls']")" 0
@@ -195,5 +203,11 @@ expect "alltoall: each rank's one round" "$(grep -v '^alg' "$WORK/aa" | tr '\n' 
   "R r0 0 0 32;R r1 0 0 32;R r2 0 0 32;S 0 r0 0 32;S 0 r1 0 32;S 0 r2 0 32;R r0 1 0 32;R r1 1 0 32;R r2 1 0 32;S 1 r0 0 32;S 1 r1 0 32;S 1 r2 0 32;"
 "$COLL_LIST" -i 3 gather inter 2 none 4 8 > "$WORK/gn"
 expect "gather, MPI_PROC_NULL: nothing" "$(cat "$WORK/gn")" "alg 15 inter"
-"$COLL_LIST" -i 3 allgather inter 2 0 4 8 > /dev/null 2>&1 && fail "coll-list: allgather on an intercommunicator is not simulated"
+# Allgather, a group of 2 against one of 3 whose blocks are 16 B: rank 1
+# gathers to 0 (32 B), rank 0 swaps with remote rank 0 (64 B for 48) and
+# broadcasts the 48 B to rank 1.
+"$COLL_LIST" -i 3 allgather inter 2 0 4 8 16 > "$WORK/ag"
+expect "allgather" "$(grep -v '^alg' "$WORK/ag" | tr '\n' ';')" "R 1 0 0;R r0 0 1 48;S 0 r0 1 64;S 0 1 2 48;S 1 0 0 32;R 0 1 1;"
+"$COLL_LIST" -i 3 reduce_scatter_block inter 2 0 4 8 > /dev/null 2>&1 &&
+  fail "coll-list: reduce_scatter_block on an intercommunicator is not simulated"
 exit 0

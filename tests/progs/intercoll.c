@@ -2,9 +2,9 @@
  * tests/simmpi-recorded.sh: the even ranks (group A) against the odd ones
  * (group B), A's rank 0 the root.  A Gather of 16 ints from every rank of
  * B, an Iscatter of 16 ints to every rank of B (completed by MPI_Wait), an
- * Alltoall of 16 ints between every pair of ranks of A and B, and an
- * Allgather both ways (phantom predict does not simulate that one on an
- * intercommunicator, and counts it).  Every rank checks what it received
+ * Alltoall of 16 ints between every pair of ranks of A and B, an Allgather
+ * both ways, and a Reduce_scatter_block both ways (phantom predict does not
+ * simulate that one on an intercommunicator, and counts it).  Every rank checks what it received
  * and exits 1 if it is wrong.  Any even number of ranks of at least 2. */
 #include <mpi.h>
 #include <stdio.h>
@@ -82,6 +82,20 @@ int main(int argc, char **argv)
     MPI_Allgather(mine, N, MPI_INT, all, N, MPI_INT, inter);
     for (int r = 0; r < rn; r++)
         bad |= check(all + r * N, N, r, 300, "allgather");
+
+    /* Reduce_scatter_block: the other group's sums, block lr to local rank lr. */
+    int *in = malloc((size_t)n / 2 * N * sizeof *in); /* a block for each rank of a group */
+    if (!in)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int j = 0; j < n / 2 * N; j++)
+        in[j] = 500 + lr + j;
+    MPI_Reduce_scatter_block(in, mine, N, MPI_INT, MPI_SUM, inter);
+    for (int i = 0; i < N; i++) /* sum over the remote ranks r of 500 + r + lr * N + i */
+        if (mine[i] != rn * (500 + lr * N + i) + rn * (rn - 1) / 2) {
+            fprintf(stderr, "intercoll: reduce_scatter_block: element %d is %d\n", i, mine[i]);
+            bad = 1;
+        }
+    free(in);
 
     free(all);
     MPI_Comm_free(&inter);
