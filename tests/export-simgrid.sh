@@ -293,30 +293,35 @@ cmp -s "$W/non.acts" "$W/forced.acts" && fail "forced reduce and bcast: nonoverl
 "$SYNTH" intercomm "$W/inter" --ranks 4 --op allreduce --bytes 64 --esize 8 --comp 300
 ex inter
 t=$((1025 << 16))
-for r in 0 1; do
-  p=$((r + 2)) o=$((1 - r))
-  acts inter $r <<EOF
+# swap_acts NAME SWAP: ranks 2 and 3 send 64 B to ranks 0 and 1, which
+# swap SWAP bytes and send SWAP bytes back to them.
+swap_acts() {
+  for r in 0 1; do
+    p=$((r + 2)) o=$((1 - r))
+    acts $1 $r <<EOF
 $r init
 $r compute 300
 $r irecv $p $t 64
 $r wait $p $r $t
-$r irecv $o $t 64
-$r isend $o $t 64
+$r irecv $o $t $2
+$r isend $o $t $2
 $r waitall
-$r isend $p $t 64
+$r isend $p $t $2
 $r wait $r $p $t
 $r finalize
 EOF
-  acts inter $p <<EOF
+    acts $1 $p <<EOF
 $p init
 $p compute 300
 $p isend $r $t 64
 $p wait $p $r $t
-$p irecv $r $t 64
+$p irecv $r $t $2
 $p wait $r $p $t
 $p finalize
 EOF
-done
+  done
+}
+swap_acts inter 64
 approx inter 4 "collectives on sub-communicators"
 # A Gather and a Scatter there, rooted at rank 0: the odd group gathers its
 # blocks to rank 1 (binomial at 2 ranks), which sends both to the root in
@@ -401,30 +406,7 @@ done
 # group's on.
 "$SYNTH" intercomm "$W/iallgather" --ranks 4 --op allgather --bytes 64 --esize 8 --comp 300
 ex iallgather
-for r in 0 1; do
-  p=$((r + 2)) o=$((1 - r))
-  acts iallgather $r <<EOF
-$r init
-$r compute 300
-$r irecv $p $t 64
-$r wait $p $r $t
-$r irecv $o $t 128
-$r isend $o $t 128
-$r waitall
-$r isend $p $t 128
-$r wait $r $p $t
-$r finalize
-EOF
-  acts iallgather $p <<EOF
-$p init
-$p compute 300
-$p isend $r $t 64
-$p wait $p $r $t
-$p irecv $r $t 128
-$p wait $r $p $t
-$p finalize
-EOF
-done
+swap_acts iallgather 128
 "$SYNTH" intercomm "$W/rsb" --ranks 4 --op reduce_scatter_block --bytes 64 --esize 8 --comp 300
 ex rsb
 approx rsb 4 "intercommunicator collectives other than Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall dropped"
