@@ -177,8 +177,12 @@ static void coll(W *w, uint16_t op, uint32_t comm, uint64_t bytes, uint32_t esiz
     e.comm = comm;
     sized(&e, bytes, esize);
     e.root = root;
-    if (op == PH_OP_ALLGATHER || op == PH_OP_ALLTOALL || op == PH_OP_GATHER || op == PH_OP_SCATTER ||
-        op == PH_OP_REDUCE_SCATTER_BLOCK) { /* K bytes a block, sent and received */
+    uint16_t blocking = op == PH_OP_IALLGATHER || op == PH_OP_IALLTOALL || op == PH_OP_IGATHER ||
+                                op == PH_OP_ISCATTER || op == PH_OP_IREDUCE_SCATTER_BLOCK
+                            ? (uint16_t)(op - 1) /* each I-op's id follows its blocking one's */
+                            : op;
+    if (blocking == PH_OP_ALLGATHER || blocking == PH_OP_ALLTOALL || blocking == PH_OP_GATHER ||
+        blocking == PH_OP_SCATTER || blocking == PH_OP_REDUCE_SCATTER_BLOCK) { /* K bytes a block, sent and received */
         e.rcount = e.count;
         e.rbytes = e.bytes;
     }

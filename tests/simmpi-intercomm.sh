@@ -104,6 +104,19 @@ expect "iallreduce finishes" "$(finishes)" \
   "$(ps $((X + 2 * m + os))) $(ps $((X + 2 * m + os))) $(ps $((X + 3 * m))) $(ps $((X + 3 * m)))"
 expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {'inter': 1}}"
 
+# 2c. Every nonblocking form runs in its Wait: on groups of 4 and 3 ranks,
+#    three calls overlapped by X each take 3X longer than the blocking
+#    ones, with the same messages.
+for coll in bcast reduce gather scatter allreduce barrier alltoall allgather; do
+  "$SYNTH" intercomm "$WORK/b-$coll" --ranks 7 --op $coll --bytes 100 --comp 10 --iters 3 --root 1
+  predict "$WORK/b-$coll"
+  want="$(q "d['predicted_ps'] + 3 * $X * 1000, d['simulator']['messages']")"
+  "$SYNTH" intercomm "$WORK/nb-$coll" --ranks 7 --op $coll --bytes 100 --comp 10 --iters 3 --root 1 \
+    --nonblocking --overlap $X
+  predict "$WORK/nb-$coll"
+  expect "nonblocking $coll" "$(q "d['predicted_ps'], d['simulator']['messages']")" "$want"
+done
+
 # 3. Groups of 4 and 3, 5 and 4, 1 and 1 ranks, three calls each: a group
 #    of b ranks takes b messages a Bcast, Reduce, Gather or Scatter (its
 #    local collective's b - 1, and one from or to the root; the rules pick
