@@ -72,8 +72,8 @@ expect "allgather finishes" "$(finishes)" \
 
 # 1b. A forced algorithm (coll.bcast) reaches the local collectives, as Open
 #    MPI's does: group B of 4 ranks (1, 3, 5, 7) broadcasts linearly, rank 1
-#    sending to 3, 5 and 7 in turn, instead of its binomial tree (5 gets it
-#    from 1, and 7 from 5: 3m).
+#    sending to 3, 5 and 7 in turn, instead of its binomial tree (rank 1
+#    sends to 3, which sends on to 7 at 3m, then to 5).
 "$SYNTH" intercomm "$WORK/bcast9" --ranks 9 --op bcast --bytes $K --comp 0
 predict "$WORK/bcast9"
 expect "bcast on 5+4 ranks, binomial in B" "$(finishes)" \
