@@ -90,8 +90,8 @@ static const char *const approx_what[AP_COUNT] = {
     [AP_COLL_P2P] = "collectives on sub-communicators, Scan and Exscan replayed as the point-to-point "
                     "messages of phantom predict's algorithm (TI collectives are on MPI_COMM_WORLD only)",
     [AP_ICOLL] = "nonblocking collectives replayed blocking where the trace completed them",
-    [AP_INTER] = "intercommunicator collectives other than Barrier, Bcast, Reduce, Allreduce, Gather, "
-                 "Scatter, Allgather and Alltoall dropped (phantom predict skips them too)",
+    [AP_INTER] = "intercommunicator collectives with per-rank sizes (Gatherv, Scatterv, Allgatherv, "
+                 "Alltoallv, Alltoallw, Reduce_scatter) dropped (phantom predict skips them too)",
     [AP_FREED] = "active requests freed or cancelled: never waited for",
     [AP_COLLIDE] = "requests posted while one with the same source, destination and tag was pending "
                    "(SimGrid's replay keeps only the older)",

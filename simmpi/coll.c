@@ -1061,9 +1061,8 @@ static DISPATCHED int scan_linear(const ins_coll *c, rb *b)
  * Open MPI 4.1 runs them in coll/inter: a collective on the group's own
  * local communicator, with the algorithm its rule picks for the local
  * group's size, to or from the group's rank 0, and messages between the two
- * groups' rank 0s (or from the root to the remote rank 0).  Barrier and
- * Alltoall come from coll/basic: an Allreduce of one int, and one round of
- * a block to and from every remote rank.  Peers in the remote group carry
+ * groups' rank 0s (or from the root to the remote rank 0).  Barrier,
+ * Alltoall and Reduce_scatter_block come from coll/basic.  Peers in the remote group carry
  * COLL_REMOTE.  Inter collectives are rare: their rounds are
  * walked afresh each time (no memo, no kept schedule). */
 
@@ -1145,6 +1144,23 @@ static int inter_allgather(const ins_coll *c, rb *b)
     return inter_local(&bytes, b, SIMMPI_BCAST, all);
 }
 
+/* Reduce_scatter_block (coll/basic): every rank sends its whole buffer (its
+ * group's blocks) to remote rank 0.  Each rank 0 swaps buffers with remote
+ * rank 0 first, then takes the other remote ranks' one by one, reducing
+ * each into the sum, and scatters the sum's blocks in its group. */
+static int inter_reduce_scatter_block(const ins_coll *c, rb *b)
+{
+    uint64_t all = B(c) * c->size;
+    inter_round(b, 0, c->me == 0, all, 1);
+    uint32_t i;
+    if (c->me == 0 && c->rsize > 1 && rnd_of(b, c->rsize - 1, &i)) {
+        b->o->nsend = b->o->nrecv = 0;
+        R(b->o, COLL_REMOTE | (i + 1));
+        b->o->reduce_bytes = all;
+    }
+    return inter_local(c, b, SIMMPI_SCATTER, c->count);
+}
+
 /* Alltoall (coll/basic): a block to and from every rank of the other group,
  * all in one round (coll_round_get made room for rsize of each). */
 static int inter_alltoall(const ins_coll *c, rb *b)
@@ -1169,6 +1185,7 @@ static int inter(const ins_coll *c, rb *b)
     case SIMMPI_GATHER: return inter_to_root(c, b, SIMMPI_GATHER, B(c) * c->size); /* every block */
     case SIMMPI_ALLTOALL: return inter_alltoall(c, b);
     case SIMMPI_ALLGATHER: return inter_allgather(c, b);
+    case SIMMPI_REDUCE_SCATTER_BLOCK: return inter_reduce_scatter_block(c, b);
     case SIMMPI_BARRIER:
         ar.esize = 4; /* an Allreduce of one int */
         c = &ar;
@@ -1191,6 +1208,7 @@ uint64_t coll_inter_recv_bytes(const ins_coll *c)
     case SIMMPI_GATHER: return B(c) * c->rsize; /* the remote group's blocks, at the root */
     case SIMMPI_SCATTER: return B(c) * c->size; /* this group's blocks, at its rank 0 */
     case SIMMPI_ALLGATHER: return (c->v ? c->v[0] : B(c)) * c->rsize; /* the remote group's blocks */
+    case SIMMPI_REDUCE_SCATTER_BLOCK: return B(c) * c->size; /* Open MPI posts its own group's count */
     default: return B(c);
     }
 }

@@ -204,7 +204,8 @@ const char *simmpi_alg_name(simmpi_coll c, int alg)
 {
     if (alg == SIMMPI_ALG_INTER && (c == SIMMPI_BARRIER || c == SIMMPI_BCAST || c == SIMMPI_REDUCE ||
                                     c == SIMMPI_ALLREDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER ||
-                                    c == SIMMPI_ALLTOALL || c == SIMMPI_ALLGATHER))
+                                    c == SIMMPI_ALLTOALL || c == SIMMPI_ALLGATHER ||
+                                    c == SIMMPI_REDUCE_SCATTER_BLOCK))
         return "inter";
     if ((unsigned)c >= SIMMPI_NCOLL || alg < 0 || alg >= 10)
         return NULL;

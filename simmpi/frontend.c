@@ -920,8 +920,9 @@ static int coll_sizes(tctx *t, ins_coll *c, uint64_t *dbytes)
 }
 
 /* A collective on intercommunicator comm (coll.c: inter): Barrier, Bcast,
- * Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall, as Open MPI
- * runs them; 1 for the others, which are not simulated. */
+ * Reduce, Allreduce, Gather, Scatter, Allgather, Alltoall and
+ * Reduce_scatter_block, as Open MPI runs them; 1 for the v-forms, which
+ * are not simulated. */
 static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, int coll, uint32_t comm,
                                                             const ph_comm_info *ci)
 {
@@ -952,10 +953,11 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
     }
     in->comm = comm;
     /* as coll_sizes, which stays inline in build_coll alone: a Gather's
-     * root and a Scatter's receivers have their block as the receive's */
+     * root, a Scatter's receivers and Reduce_scatter_block have their block
+     * as the receive's */
     int recvs = coll == SIMMPI_GATHER    ? c->root == COLL_ROOT_HERE
                 : coll == SIMMPI_SCATTER ? c->root != COLL_ROOT_HERE
-                                         : 0;
+                                         : coll == SIMMPI_REDUCE_SCATTER_BLOCK;
     if (coll == SIMMPI_BARRIER)
         set_block(c, 0, 0);
     else

@@ -52,7 +52,7 @@ typedef enum simmpi_coll {
 } simmpi_coll;
 /* The algorithm number of collectives on an intercommunicator (Open MPI's
  * coll/inter and coll/basic: Barrier, Bcast, Reduce, Allreduce, Gather,
- * Scatter, Allgather, Alltoall), named "inter". */
+ * Scatter, Allgather, Alltoall, Reduce_scatter_block), named "inter". */
 #define SIMMPI_ALG_INTER 15
 /* The collective of a trace op (blocking and nonblocking alike), or -1. */
 int simmpi_coll_of(uint16_t op);
@@ -312,8 +312,8 @@ typedef struct simmpi_result {
     uint32_t nstuck;
     uint64_t unmatched_sends; /* messages nobody received */
     /* Collective calls (one a rank) not simulated, so costing nothing: on an
-     * intercommunicator, Allgatherv, Gatherv, Scatterv, Alltoallv,
-     * Alltoallw and Reduce_scatter. */
+     * intercommunicator, the v-forms: Gatherv, Scatterv, Allgatherv,
+     * Alltoallv, Alltoallw and Reduce_scatter. */
     uint64_t unsimulated_colls;
     /* Tests that completed nothing and Iprobes that found nothing, and what
      * they were charged (o_poll, o_iprobe): their number is the recorded

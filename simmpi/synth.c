@@ -47,9 +47,9 @@
  *               sends 100 B to rank 2, then receives; rank 2 takes both
  *               (Irecv, Irecv, Waitall)
  *   intercomm   one collective --op (barrier, bcast, reduce, allreduce,
- *               gather, scatter, allgather or alltoall; or
- *               reduce_scatter_block, which is not simulated there) of K
- *               bytes, I times, on an
+ *               gather, scatter, allgather, alltoall or
+ *               reduce_scatter_block; or allgatherv, which is not
+ *               simulated there) of K bytes, I times, on an
  *               intercommunicator between the even ranks (group A) and
  *               the odd ones (group B); --root R: rank R
  *               of group A is the root (MPI_ROOT), A's others pass
@@ -249,12 +249,13 @@ static uint16_t coll_op(const char *name)
         {"barrier", PH_OP_BARRIER}, {"bcast", PH_OP_BCAST}, {"reduce", PH_OP_REDUCE},
         {"allreduce", PH_OP_ALLREDUCE}, {"allgather", PH_OP_ALLGATHER},
         {"alltoall", PH_OP_ALLTOALL}, {"gather", PH_OP_GATHER}, {"scatter", PH_OP_SCATTER},
-        {"scan", PH_OP_SCAN}, {"exscan", PH_OP_EXSCAN}, {"reduce_scatter_block", PH_OP_REDUCE_SCATTER_BLOCK}};
+        {"scan", PH_OP_SCAN}, {"exscan", PH_OP_EXSCAN}, {"reduce_scatter_block", PH_OP_REDUCE_SCATTER_BLOCK},
+        {"allgatherv", PH_OP_ALLGATHERV}}; /* allgatherv: K bytes, without per-rank sizes */
     for (size_t i = 0; name && i < sizeof t / sizeof t[0]; i++)
         if (strcmp(name, t[i].n) == 0)
             return t[i].op;
     die("--op: barrier, bcast, reduce, allreduce, allgather, alltoall, gather, scatter, scan, exscan, "
-        "reduce_scatter_block");
+        "reduce_scatter_block, allgatherv");
     return 0;
 }
 

@@ -407,9 +407,38 @@ done
 "$SYNTH" intercomm "$W/iallgather" --ranks 4 --op allgather --bytes 64 --esize 8 --comp 300
 ex iallgather
 swap_acts iallgather 128
-"$SYNTH" intercomm "$W/rsb" --ranks 4 --op reduce_scatter_block --bytes 64 --esize 8 --comp 300
-ex rsb
-approx rsb 4 "intercommunicator collectives other than Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather and Alltoall dropped"
+# A Reduce_scatter_block there: every rank sends both blocks to the other
+# group's rank 0; ranks 0 and 1 swap theirs, take the other rank's, and
+# send ranks 2 and 3 their blocks.
+"$SYNTH" intercomm "$W/irsb" --ranks 4 --op reduce_scatter_block --bytes 64 --esize 8 --comp 300
+ex irsb
+for r in 0 1; do
+  p=$((r + 2)) o=$((1 - r)) q=$((3 - r))
+  acts irsb $r <<EOF
+$r init
+$r compute 300
+$r irecv $o $t 128
+$r isend $o $t 128
+$r waitall
+$r irecv $q $t 128
+$r wait $q $r $t
+$r isend $p $t 64
+$r wait $r $p $t
+$r finalize
+EOF
+  acts irsb $p <<EOF
+$p init
+$p compute 300
+$p isend $o $t 128
+$p wait $p $o $t
+$p irecv $r $t 64
+$p wait $r $p $t
+$p finalize
+EOF
+done
+"$SYNTH" intercomm "$W/agv" --ranks 4 --op allgatherv --bytes 64 --esize 8 --comp 300
+ex agv
+approx agv 4 "intercommunicator collectives with per-rank sizes (Gatherv, Scatterv, Allgatherv, Alltoallv, Alltoallw, Reduce_scatter) dropped"
 
 # ---- the platform ------------------------------------------------------------------------------
 python3 - "$W/p2p.tit.xml" <<'PY' || fail "p2p.tit.xml (above)"
@@ -487,7 +516,7 @@ p=$(q "d['predicted_s']")
 python3 -c "import sys; t, p = map(float, sys.argv[1:]); sys.exit(not (t >= 20e-6 and abs(t - p) <= 0.25 * p))" "$t" "$p" ||
   fail "stencil: SimGrid simulated $t s, phantom predict $p s"
 echo "SimGrid replayed the stencil in $t s (phantom predict: $p s)"
-for n in wc sub scan ps sr inter igather iscatter ialltoall iallgather; do
+for n in wc sub scan ps sr inter igather iscatter ialltoall iallgather irsb; do
   ex $n --platform "$W/plat.conf"
   sg "$n" "$(wc -l < "$W/$n.tit.hosts")" > /dev/null
 done

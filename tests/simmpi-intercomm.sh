@@ -8,7 +8,9 @@
 # blocks to the root, and Scatter the other way round; Allgather as a
 # gather to rank 0 in each group, a swap between the rank 0s and a
 # broadcast; Alltoall (coll/basic) as a block to and from every rank of the
-# other group, in one round.
+# other group, in one round; Reduce_scatter_block (coll/basic) as every
+# rank's buffer sent to remote rank 0, which reduces them and scatters the
+# sum in its group.
 # Synthetic traces (simmpi/synth intercomm: the even ranks against the odd
 # ones), checked against closed forms to the picosecond (blocking and
 # nonblocking), by message count at sizes that are not powers of two,
@@ -30,7 +32,7 @@ finishes() { q "' '.join(str(r['finish_ps']) for r in d['ranks'])"; }
 #    rank 0 (A's rank 0).  m: one eager message of K bytes end to end.
 K=100
 m=$((os + G * (K - 1) + L + or))
-for coll in bcast reduce allreduce barrier gather scatter alltoall allgather; do
+for coll in bcast reduce allreduce barrier gather scatter alltoall allgather reduce_scatter_block; do
   "$SYNTH" intercomm "$WORK/$coll" --ranks 4 --op $coll --bytes $K --comp 0
   predict "$WORK/$coll"
   expect "$coll: counted once, as inter" "$(q "d['collectives']")" "{'$coll': {'inter': 1}}"
@@ -69,6 +71,12 @@ predict "$WORK/allgather"
 # blocks of their group (m2) and send the other group's to ranks 2 and 3 (m2)
 expect "allgather finishes" "$(finishes)" \
   "$(ps $((m + m2 + os))) $(ps $((m + m2 + os))) $(ps $((m + 2 * m2))) $(ps $((m + 2 * m2)))"
+predict "$WORK/reduce_scatter_block"
+# every rank sends both blocks to the other group's rank 0 (m2); each rank 0
+# takes its peer rank 0's, then the other rank's (o_r later), and sends
+# ranks 2 and 3 their blocks (m)
+expect "reduce_scatter_block finishes" "$(finishes)" \
+  "$(ps $((m2 + or + os))) $(ps $((m2 + or + os))) $(ps $((m2 + or + m))) $(ps $((m2 + or + m)))"
 
 # 1b. A forced algorithm (coll.bcast) reaches the local collectives, as Open
 #    MPI's does: group B of 4 ranks (1, 3, 5, 7) broadcasts linearly, rank 1
@@ -107,7 +115,7 @@ expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {
 # 2c. Every nonblocking form runs in its Wait: on groups of 4 and 3 ranks,
 #    three calls overlapped by X each take 3X longer than the blocking
 #    ones, with the same messages.
-for coll in bcast reduce gather scatter allreduce barrier alltoall allgather; do
+for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block; do
   "$SYNTH" intercomm "$WORK/b-$coll" --ranks 7 --op $coll --bytes 100 --comp 10 --iters 3 --root 1
   predict "$WORK/b-$coll"
   want="$(q "d['predicted_ps'] + 3 * $X * 1000, d['simulator']['messages']")"
@@ -122,16 +130,16 @@ done
 #    local collective's b - 1, and one from or to the root; the rules pick
 #    no linear_sync gather at these sizes), an Alltoall 2ab (a block each
 #    way between every pair of the groups of a and b), and an Allreduce,
-#    Barrier or Allgather on n
+#    Barrier, Allgather or Reduce_scatter_block on n
 #    ranks 2n - 2 (each group's b - 1 twice, and the swap).  Every one is
 #    received, and the prediction is the same for 1 or 2 threads, the strict
 #    order and either queue.
 for n in 7 9 2; do
   b=$((n / 2))
   root=$(( n > 2 ? 1 : 0 ))
-  for coll in bcast reduce gather scatter allreduce barrier alltoall allgather; do
+  for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block; do
     case $coll in
-      allreduce | barrier | allgather) want=$((3 * (2 * n - 2))) ;;
+      allreduce | barrier | allgather | reduce_scatter_block) want=$((3 * (2 * n - 2))) ;;
       alltoall) want=$((3 * 2 * (n - b) * b)) ;;
       *) want=$((3 * b)) ;;
     esac
@@ -152,14 +160,15 @@ for n in 7 9 2; do
   done
 done
 
-# 4. The others (Reduce_scatter, and the v-forms) are not simulated: they
-#    cost nothing, and the prediction says how many calls that was.
-"$SYNTH" intercomm "$WORK/rsb" --ranks 5 --op reduce_scatter_block --bytes 64 --comp 1000 --iters 2
-predict "$WORK/rsb"
-expect "reduce_scatter_block: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
-expect "reduce_scatter_block: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
-$PREDICT "$WORK/rsb" --platform "$WORK/plat.conf" > "$WORK/table"
-grep -q "^note: 10 calls of collectives on intercommunicators (Reduce_scatter or a v-form) were$" "$WORK/table" ||
+# 4. The ones with per-rank sizes (the v-forms, Reduce_scatter) are not
+#    simulated: they cost nothing, and the prediction says how many calls
+#    that was.
+"$SYNTH" intercomm "$WORK/agv" --ranks 5 --op allgatherv --bytes 64 --comp 1000 --iters 2
+predict "$WORK/agv"
+expect "allgatherv: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
+expect "allgatherv: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
+$PREDICT "$WORK/agv" --platform "$WORK/plat.conf" > "$WORK/table"
+grep -q "^note: 10 calls of collectives with per-rank sizes (v-forms and Reduce_scatter) on$" "$WORK/table" ||
   fail "no note of the collectives not simulated: $(cat "$WORK/table")"
 predict "$WORK/allreduce"
 expect "allreduce: everything simulated" "$(q "d['simulator']['unsimulated_collective_calls']")" 0
@@ -221,6 +230,12 @@ expect "gather, MPI_PROC_NULL: nothing" "$(cat "$WORK/gn")" "alg 15 inter"
 # broadcasts the 48 B to rank 1.
 "$COLL_LIST" -i 3 allgather inter 2 0 4 8 16 > "$WORK/ag"
 expect "allgather" "$(grep -v '^alg' "$WORK/ag" | tr '\n' ';')" "R 1 0 0;R r0 0 1 48;S 0 r0 1 64;S 0 1 2 48;S 1 0 0 32;R 0 1 1;"
-"$COLL_LIST" -i 3 reduce_scatter_block inter 2 0 4 8 > /dev/null 2>&1 &&
-  fail "coll-list: reduce_scatter_block on an intercommunicator is not simulated"
+# Reduce_scatter_block, a group of 2 against one of 3: both ranks send
+# their 64 B to remote rank 0; rank 0 swaps with it, takes remote ranks 1
+# and 2 in turn, and sends rank 1 its 32 B.
+"$COLL_LIST" -i 3 reduce_scatter_block inter 2 0 4 8 > "$WORK/rsb"
+expect "reduce_scatter_block" "$(grep -v '^alg' "$WORK/rsb" | tr '\n' ';')" \
+  "R r0 0 0 64;S 0 r0 0 64;R r1 0 1 64;R r2 0 2 64;S 0 1 3 32;S 1 r0 0 64;R 0 1 1;"
+"$COLL_LIST" -i 3 allgatherv inter 2 0 4 8 > /dev/null 2>&1 &&
+  fail "coll-list: allgatherv on an intercommunicator is not simulated"
 exit 0

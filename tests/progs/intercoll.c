@@ -3,8 +3,9 @@
  * (group B), A's rank 0 the root.  A Gather of 16 ints from every rank of
  * B, an Iscatter of 16 ints to every rank of B (completed by MPI_Wait), an
  * Alltoall of 16 ints between every pair of ranks of A and B, an Allgather
- * both ways, and a Reduce_scatter_block both ways (phantom predict does not
- * simulate that one on an intercommunicator, and counts it).  Every rank checks what it received
+ * and a Reduce_scatter_block both ways, and an Allgatherv both ways
+ * (phantom predict does not simulate that one on an intercommunicator, and
+ * counts it).  Every rank checks what it received
  * and exits 1 if it is wrong.  Any even number of ranks of at least 2. */
 #include <mpi.h>
 #include <stdio.h>
@@ -96,6 +97,20 @@ int main(int argc, char **argv)
             bad = 1;
         }
     free(in);
+
+    /* Allgatherv: the Allgather again, with per-rank counts and displacements. */
+    int *counts = malloc((size_t)rn * sizeof *counts), *displs = malloc((size_t)rn * sizeof *displs);
+    if (!counts || !displs)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int r = 0; r < rn; r++)
+        counts[r] = N, displs[r] = r * N;
+    for (int i = 0; i < N; i++)
+        mine[i] = 600 + lr * 1000 + i;
+    MPI_Allgatherv(mine, N, MPI_INT, all, counts, displs, MPI_INT, inter);
+    for (int r = 0; r < rn; r++)
+        bad |= check(all + r * N, N, r, 600, "allgatherv");
+    free(counts);
+    free(displs);
 
     free(all);
     MPI_Comm_free(&inter);
