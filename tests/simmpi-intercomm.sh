@@ -23,6 +23,13 @@
 . "$top_srcdir/tests/simmpi-lib.sh"
 COLL_LIST="$top_builddir/simmpi/coll-list"
 [ -x "$COLL_LIST" ] || skip "simmpi/coll-list is not built (make check builds it)"
+# listed [-s] RSIZE COLL inter SIZE ROOT COUNT ESIZE [RBYTES]: coll-list -i's
+# messages on one line, each followed by ';' (-s: sorted)
+listed() {
+  sorted=cat; [ "$1" = -s ] && { sorted=sort; shift; }
+  "$COLL_LIST" -i "$@" > "$WORK/listed" || fail "coll-list -i $*"
+  grep -v '^alg' "$WORK/listed" | $sorted | tr '\n' ';'
+}
 plat
 os=1000 or=2000 L=5000 op=300 G=1
 ps() { echo $(( $1 * 1000 )); }
@@ -198,8 +205,7 @@ r0=$(awk '$1 == "S" && $2 == "0" || $1 == "R" && $3 == "0"' "$WORK/ar" | tr '\n'
 expect "allreduce: rank 0's rounds" "$r0" "R 1 0 0;R r0 0 1 16;S 0 r0 1 16;S 0 1 2 16;"
 n=$(grep -c '^S [0-9]* [0-9]* ' "$WORK/ar")
 expect "allreduce: local sends (reduce and bcast over 3 ranks)" "$n" 4
-"$COLL_LIST" -i 3 bcast inter 2 root 4 8 > "$WORK/bc"
-expect "bcast from the root: one message to remote rank 0 each" "$(grep -v '^alg' "$WORK/bc" | tr '\n' ';')" \
+expect "bcast from the root: one message to remote rank 0 each" "$(listed 3 bcast inter 2 root 4 8)" \
   "S 0 r0 0 32;S 1 r0 0 32;"
 "$COLL_LIST" -i 3 bcast inter 2 none 4 8 > "$WORK/bn"
 expect "bcast, MPI_PROC_NULL: nothing" "$(cat "$WORK/bn")" "alg 15 inter"
@@ -209,32 +215,25 @@ expect "reduce: local rank 0 sends the sum to remote rank 2" "$(grep ' r' "$WORK
 # Gather and Scatter: a group of 3 against one of 2; the root's side moves
 # the other group's blocks (2 x 32 B) in one message, and the other side
 # gathers or scatters its own (3 x 32 B) at its rank 0 (linear at 3 ranks).
-"$COLL_LIST" -i 2 gather inter 3 1 4 8 > "$WORK/ga"
-expect "gather, the sending group" "$(grep -v '^alg' "$WORK/ga" | sort | tr '\n' ';')" \
+expect "gather, the sending group" "$(listed -s 2 gather inter 3 1 4 8)" \
   "R 1 0 0;R 2 0 0;S 0 r1 1 96;S 1 0 0 32;S 2 0 0 32;"
-"$COLL_LIST" -i 3 gather inter 2 root 4 8 > "$WORK/gr"
-expect "gather, at the root: one receive of the remote group's blocks" "$(grep -v '^alg' "$WORK/gr" | tr '\n' ';')" \
+expect "gather, at the root: one receive of the remote group's blocks" "$(listed 3 gather inter 2 root 4 8)" \
   "R r0 0 0 96;R r0 1 0 96;"
-"$COLL_LIST" -i 3 scatter inter 2 root 4 8 > "$WORK/sr"
-expect "scatter, from the root" "$(grep -v '^alg' "$WORK/sr" | tr '\n' ';')" "S 0 r0 0 96;S 1 r0 0 96;"
-"$COLL_LIST" -i 2 scatter inter 3 1 4 8 > "$WORK/sa"
-expect "scatter, the receiving group" "$(grep -v '^alg' "$WORK/sa" | sort | tr '\n' ';')" \
+expect "scatter, from the root" "$(listed 3 scatter inter 2 root 4 8)" "S 0 r0 0 96;S 1 r0 0 96;"
+expect "scatter, the receiving group" "$(listed -s 2 scatter inter 3 1 4 8)" \
   "R 0 1 0;R 0 2 0;R r1 0 0 96;S 0 1 1 32;S 0 2 2 32;"
-"$COLL_LIST" -i 3 alltoall inter 2 0 4 8 > "$WORK/aa"
-expect "alltoall: each rank's one round" "$(grep -v '^alg' "$WORK/aa" | tr '\n' ';')" \
+expect "alltoall: each rank's one round" "$(listed 3 alltoall inter 2 0 4 8)" \
   "R r0 0 0 32;R r1 0 0 32;R r2 0 0 32;S 0 r0 0 32;S 0 r1 0 32;S 0 r2 0 32;R r0 1 0 32;R r1 1 0 32;R r2 1 0 32;S 1 r0 0 32;S 1 r1 0 32;S 1 r2 0 32;"
 "$COLL_LIST" -i 3 gather inter 2 none 4 8 > "$WORK/gn"
 expect "gather, MPI_PROC_NULL: nothing" "$(cat "$WORK/gn")" "alg 15 inter"
 # Allgather, a group of 2 against one of 3 whose blocks are 16 B: rank 1
 # gathers to 0 (32 B), rank 0 swaps with remote rank 0 (64 B for 48) and
 # broadcasts the 48 B to rank 1.
-"$COLL_LIST" -i 3 allgather inter 2 0 4 8 16 > "$WORK/ag"
-expect "allgather" "$(grep -v '^alg' "$WORK/ag" | tr '\n' ';')" "R 1 0 0;R r0 0 1 48;S 0 r0 1 64;S 0 1 2 48;S 1 0 0 32;R 0 1 1;"
+expect "allgather" "$(listed 3 allgather inter 2 0 4 8 16)" "R 1 0 0;R r0 0 1 48;S 0 r0 1 64;S 0 1 2 48;S 1 0 0 32;R 0 1 1;"
 # Reduce_scatter_block, a group of 2 against one of 3: both ranks send
 # their 64 B to remote rank 0; rank 0 swaps with it, takes remote ranks 1
 # and 2 in turn, and sends rank 1 its 32 B.
-"$COLL_LIST" -i 3 reduce_scatter_block inter 2 0 4 8 > "$WORK/rsb"
-expect "reduce_scatter_block" "$(grep -v '^alg' "$WORK/rsb" | tr '\n' ';')" \
+expect "reduce_scatter_block" "$(listed 3 reduce_scatter_block inter 2 0 4 8)" \
   "R r0 0 0 64;S 0 r0 0 64;R r1 0 1 64;R r2 0 2 64;S 0 1 3 32;S 1 r0 0 64;R 0 1 1;"
 "$COLL_LIST" -i 3 allgatherv inter 2 0 4 8 > /dev/null 2>&1 &&
   fail "coll-list: allgatherv on an intercommunicator is not simulated"
