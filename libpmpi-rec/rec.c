@@ -181,6 +181,14 @@ static int req_has_status(const reqview *v, int i)
 
 static int comm_size_of(const rec_comm *k) { return k->rsize ? k->rsize : k->size; }
 
+/* Entries of a collective's receive-count array: one per rank of the remote
+ * group on an intercommunicator, but for Reduce_scatter, whose recvcounts
+ * say how the result is scattered in the local group (the MPI standard). */
+static int rcounts_len(const rec_comm *k, int op)
+{
+    return (op == PH_OP_REDUCE_SCATTER || op == PH_OP_IREDUCE_SCATTER) ? k->size : comm_size_of(k);
+}
+
 static int my_rank_in(MPI_Comm comm)
 {
     int r = 0;
@@ -330,9 +338,9 @@ static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
         return;
 
     /* Phase 2: a bound on the record's size. */
-    int n = k ? comm_size_of(k) : 0;
+    int n = k ? comm_size_of(k) : 0, nr = k ? rcounts_len(k, c->op) : 0;
     size_t bound = 64 + 16 * PH_MAX_FIELDS + (size_t)(v->n + 1) * 32 +
-                   (size_t)(c->scounts ? n : 0) * 10 + (size_t)(c->rcounts ? n : 0) * 10;
+                   (size_t)(c->scounts ? n : 0) * 10 + (size_t)(c->rcounts ? nr : 0) * 10;
     /* Encode straight into the block: ids and times advance only after the
      * commit, so a block this reservation starts has the right header. */
     uint8_t *rec_buf = rec_reserve(bound);
@@ -370,7 +378,7 @@ static void encode_event(ph_call *c, uint64_t t_exit, const reqview *v)
         case PH_F_SBYTESV: p = put_bytes_vec(p, c->scounts, c->dtype, c->stypes, n); break;
         case PH_F_RBYTESV:
             p = put_bytes_vec(p, c->rcounts, c->rdtype != MPI_DATATYPE_NULL ? c->rdtype : c->dtype,
-                              c->rtypes, n);
+                              c->rtypes, nr);
             break;
         case PH_F_INT: p = ph_put_sv(p, c->ival); break;
         case PH_F_NEWCOMM: p = ph_put_uv(p, newcomm_local); break;

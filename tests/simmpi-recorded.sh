@@ -98,7 +98,8 @@ PY
 # Gather, Iscatter, Alltoall, Allgather and Reduce_scatter_block across an
 # intercommunicator (tests/progs/intercoll.c, which checks the data it
 # receives), recorded: simulated as Open MPI runs them, counted once each;
-# its Allgatherv there is not simulated, and counted at each of the 4 ranks.
+# its Allgatherv, Alltoallv and Reduce_scatter there are not simulated, and
+# counted at each of the 4 ranks.
 prog=$(cd "$WORK" && build_prog intercoll.c)
 (cd "$WORK" && "$PHANTOM" record -o "$WORK/ic.trace" -- timeout 300 mpirun --oversubscribe -np 4 "$prog" \
   > "$WORK/out" 2>&1) || { cat "$WORK/out"; fail "intercoll under phantom record"; }
@@ -112,7 +113,7 @@ s, c, ops = d['simulator'], d['collectives'], d['ops']
 # (Comm_split's agreement adds an allgather on MPI_COMM_WORLD)
 assert c['gather'] == c['scatter'] == c['alltoall'] == c['reduce_scatter_block'] == {'inter': 1}, c
 assert c['allgather']['inter'] == 1, c
-assert s['unsimulated_collective_calls'] == 4 and s['unmatched_messages'] == 0, s
+assert s['unsimulated_collective_calls'] == 12 and s['unmatched_messages'] == 0, s
 assert all(r['complete'] for r in d['ranks'])
 # a Gather or Scatter is two messages (o_s and o_r twice), the Alltoall
 # eight (every rank sends to both of the other group), the Allgather six
@@ -123,8 +124,36 @@ two = 2 * (int(o['o_s']) + int(o['o_r'])) * 1000
 assert ops['MPI_Gather']['overhead_ps'] == ops['MPI_Iscatter']['overhead_ps'] == two, (two, ops)
 assert ops['MPI_Alltoall']['overhead_ps'] == 4 * two, (4 * two, ops)
 assert ops['MPI_Allgather']['overhead_ps'] == ops['MPI_Reduce_scatter_block']['overhead_ps'] == 3 * two, ops
-agv = ops['MPI_Allgatherv']
-assert agv['transfer_ps'] == agv['overhead_ps'] == agv['syn_ps'] == 0, ops
+for op in 'MPI_Allgatherv', 'MPI_Alltoallv', 'MPI_Reduce_scatter':
+    assert ops[op]['transfer_ps'] == ops[op]['overhead_ps'] == ops[op]['syn_ps'] == 0, ops
+PY
+
+# The same program at 5 ranks: groups of 3 and 2.  A Reduce_scatter's
+# receive counts are the local group's (3 at the even ranks, 2 at the odd
+# ones); the recorder took the remote group's, and read past the array of
+# the smaller group.  An Alltoallv's are the remote group's.
+(cd "$WORK" && "$PHANTOM" record -o "$WORK/ic5.trace" -- timeout 300 mpirun --oversubscribe -np 5 "$prog" \
+  > "$WORK/out" 2>&1) || { cat "$WORK/out"; fail "intercoll at 5 ranks under phantom record"; }
+"$PHANTOM" dump "$WORK/ic5.trace" --json > "$WORK/ic5.jsonl" || fail "phantom dump of intercoll at 5 ranks"
+python3 - "$WORK/ic5.jsonl" <<'PY' || fail "intercommunicator per-rank sizes recorded wrongly"
+import json, sys
+seen = {}
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get('op') in ('MPI_Reduce_scatter', 'MPI_Alltoallv'):
+        seen[e['rank'], e['op']] = e.get('sbytes'), e.get('rbytes_v')
+# Reduce_scatter: 32 ints over the local group, 11 + 11 + 10 or 16 + 16
+for r in range(5):
+    assert seen[r, 'MPI_Reduce_scatter'] == (None, [44, 44, 40] if r % 2 == 0 else [64, 64]), (r, seen)
+# Alltoallv: (i + 2j) % 3 * 4 ints from rank i of A to rank j of B, and
+# (2i + j + 1) % 3 * 4 from rank j of B to rank i of A
+a_to_b = lambda i, j: (i + 2 * j) % 3 * 16
+b_to_a = lambda j, i: (2 * i + j + 1) % 3 * 16
+for r in range(5):
+    lr = r // 2
+    want = ([a_to_b(lr, j) for j in range(2)], [b_to_a(j, lr) for j in range(2)]) if r % 2 == 0 else \
+           ([b_to_a(lr, i) for i in range(3)], [a_to_b(i, lr) for i in range(3)])
+    assert seen[r, 'MPI_Alltoallv'] == want, (r, seen[r, 'MPI_Alltoallv'], want)
 PY
 
 # Persistent requests against plain ones on a duplicated communicator

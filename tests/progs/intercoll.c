@@ -1,12 +1,15 @@
-/* intercoll.c - rooted collectives across an intercommunicator, for
+/* intercoll.c - collectives across an intercommunicator, for
  * tests/simmpi-recorded.sh: the even ranks (group A) against the odd ones
  * (group B), A's rank 0 the root.  A Gather of 16 ints from every rank of
  * B, an Iscatter of 16 ints to every rank of B (completed by MPI_Wait), an
  * Alltoall of 16 ints between every pair of ranks of A and B, an Allgather
- * and a Reduce_scatter_block both ways, and an Allgatherv both ways
+ * both ways, a Reduce_scatter_block both ways (with groups of one size: Open
+ * MPI sizes its messages by the local group), an Allgatherv both ways
  * (phantom predict does not simulate that one on an intercommunicator, and
- * counts it).  Every rank checks what it received
- * and exits 1 if it is wrong.  Any even number of ranks of at least 2. */
+ * counts it), an Alltoallv of 0, 4 or 8 ints between each pair, and a
+ * Reduce_scatter of 32 ints both ways, scattered unevenly in each group.
+ * Every rank checks what it received and exits 1 if it is wrong.  Any
+ * number of ranks of at least 2. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,15 +27,77 @@ static int check(const int *v, int n, int from, int base, const char *what)
     return 0;
 }
 
+/* The ints from rank i of group A to rank j of group B, and back: 0, 4 or 8. */
+static int a_to_b(int i, int j) { return (i + 2 * j) % 3 * 4; }
+static int b_to_a(int j, int i) { return (2 * i + j + 1) % 3 * 4; }
+
+/* Alltoallv of a_to_b / b_to_a ints, element k from local rank lr to remote
+ * rank r being 700 + lr * 1000 + r * 100000 + k. */
+static int alltoallv(MPI_Comm inter, int in_a, int lr, int rn)
+{
+    int *sc = malloc((size_t)rn * sizeof *sc), *sd = malloc((size_t)rn * sizeof *sd);
+    int *rc = malloc((size_t)rn * sizeof *rc), *rd = malloc((size_t)rn * sizeof *rd);
+    int *out = malloc((size_t)rn * 8 * sizeof *out), *got = malloc((size_t)rn * 8 * sizeof *got), bad = 0;
+    if (!sc || !sd || !rc || !rd || !out || !got)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int r = 0, so = 0, ro = 0; r < rn; r++) {
+        sc[r] = in_a ? a_to_b(lr, r) : b_to_a(lr, r);
+        rc[r] = in_a ? b_to_a(r, lr) : a_to_b(r, lr);
+        sd[r] = so, rd[r] = ro;
+        for (int k = 0; k < sc[r]; k++)
+            out[so + k] = 700 + lr * 1000 + r * 100000 + k;
+        so += sc[r], ro += rc[r];
+    }
+    MPI_Alltoallv(out, sc, sd, MPI_INT, got, rc, rd, MPI_INT, inter);
+    for (int r = 0; r < rn; r++)
+        for (int k = 0; k < rc[r]; k++)
+            if (got[rd[r] + k] != 700 + r * 1000 + lr * 100000 + k) {
+                fprintf(stderr, "intercoll: alltoallv: element %d from %d is %d\n", k, r, got[rd[r] + k]);
+                bad = 1;
+            }
+    free(sc), free(sd), free(rc), free(rd), free(out), free(got);
+    return bad;
+}
+
+/* Reduce_scatter_block of N ints a rank (block), or Reduce_scatter of 2N
+ * ints spread over the ln local ranks as evenly as they go: every rank
+ * sends element j as 500 + lr + j, and local rank lr gets the sums over the
+ * remote ranks of its part. */
+static int reduce_scatter(MPI_Comm inter, int lr, int ln, int rn, int block)
+{
+    int total = block ? ln * N : 2 * N, *counts = malloc((size_t)ln * sizeof *counts), first = 0;
+    int *in = malloc((size_t)total * sizeof *in), *mine = malloc((size_t)total * sizeof *mine), bad = 0;
+    if (!counts || !in || !mine)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    for (int i = 0; i < ln; i++) {
+        counts[i] = block ? N : total / ln + (i < total % ln);
+        first += i < lr ? counts[i] : 0;
+    }
+    for (int j = 0; j < total; j++)
+        in[j] = 500 + lr + j;
+    if (block)
+        MPI_Reduce_scatter_block(in, mine, N, MPI_INT, MPI_SUM, inter);
+    else
+        MPI_Reduce_scatter(in, mine, counts, MPI_INT, MPI_SUM, inter);
+    for (int i = 0; i < counts[lr]; i++) /* the sum over the remote ranks r of 500 + r + first + i */
+        if (mine[i] != rn * (500 + first + i) + rn * (rn - 1) / 2) {
+            fprintf(stderr, "intercoll: reduce_scatter%s: element %d is %d\n", block ? "_block" : "", i,
+                    mine[i]);
+            bad = 1;
+        }
+    free(counts), free(in), free(mine);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int me, n, bad = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (n < 2 || n % 2) {
+    if (n < 2) {
         if (me == 0)
-            fprintf(stderr, "intercoll: run on an even number of ranks\n");
+            fprintf(stderr, "intercoll: run on 2 ranks or more\n");
         MPI_Finalize();
         return 2;
     }
@@ -40,8 +105,9 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &half);
     /* the remote leader: world rank 1 for A, 0 for B */
     MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, me % 2 ? 0 : 1, 7, &inter);
-    int lr, rn;
+    int lr, ln, rn;
     MPI_Comm_rank(inter, &lr);
+    MPI_Comm_size(inter, &ln);
     MPI_Comm_remote_size(inter, &rn);
     int in_a = me % 2 == 0, root = in_a ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
     int *all = malloc((size_t)rn * N * sizeof *all), mine[N];
@@ -85,18 +151,8 @@ int main(int argc, char **argv)
         bad |= check(all + r * N, N, r, 300, "allgather");
 
     /* Reduce_scatter_block: the other group's sums, block lr to local rank lr. */
-    int *in = malloc((size_t)n / 2 * N * sizeof *in); /* a block for each rank of a group */
-    if (!in)
-        MPI_Abort(MPI_COMM_WORLD, 3);
-    for (int j = 0; j < n / 2 * N; j++)
-        in[j] = 500 + lr + j;
-    MPI_Reduce_scatter_block(in, mine, N, MPI_INT, MPI_SUM, inter);
-    for (int i = 0; i < N; i++) /* sum over the remote ranks r of 500 + r + lr * N + i */
-        if (mine[i] != rn * (500 + lr * N + i) + rn * (rn - 1) / 2) {
-            fprintf(stderr, "intercoll: reduce_scatter_block: element %d is %d\n", i, mine[i]);
-            bad = 1;
-        }
-    free(in);
+    if (ln == rn)
+        bad |= reduce_scatter(inter, lr, ln, rn, 1);
 
     /* Allgatherv: the Allgather again, with per-rank counts and displacements. */
     int *counts = malloc((size_t)rn * sizeof *counts), *displs = malloc((size_t)rn * sizeof *displs);
@@ -111,6 +167,10 @@ int main(int argc, char **argv)
         bad |= check(all + r * N, N, r, 600, "allgatherv");
     free(counts);
     free(displs);
+
+    bad |= alltoallv(inter, in_a, lr, rn);
+    /* Reduce_scatter: the other group's sums of 2N ints, spread over this group */
+    bad |= reduce_scatter(inter, lr, ln, rn, 0);
 
     free(all);
     MPI_Comm_free(&inter);
