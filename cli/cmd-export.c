@@ -90,8 +90,7 @@ static const char *const approx_what[AP_COUNT] = {
     [AP_COLL_P2P] = "collectives on sub-communicators, Scan and Exscan replayed as the point-to-point "
                     "messages of phantom predict's algorithm (TI collectives are on MPI_COMM_WORLD only)",
     [AP_ICOLL] = "nonblocking collectives replayed blocking where the trace completed them",
-    [AP_INTER] = "intercommunicator collectives with per-rank sizes (Gatherv, Scatterv, Allgatherv, "
-                 "Alltoallv, Alltoallw, Reduce_scatter) dropped (phantom predict skips them too)",
+    [AP_INTER] = "intercommunicator Gatherv, Scatterv and Allgatherv dropped (phantom predict skips them too)",
     [AP_FREED] = "active requests freed or cancelled: never waited for",
     [AP_COLLIDE] = "requests posted while one with the same source, destination and tag was pending "
                    "(SimGrid's replay keeps only the older)",
@@ -215,7 +214,7 @@ typedef struct dmsg {
 /* One decomposition, for every rank, of one shape of collective. */
 typedef struct dentry {
     simmpi_coll_args a;
-    uint64_t *v; /* a copy of a.vbytes */
+    uint64_t *v; /* a copy of a.vbytes, then of a.rvbytes */
     int valid;
     dmsg *m;
     size_t nm, cap;
@@ -522,22 +521,34 @@ static void dc_drop(exporter *x, dentry *d)
     *d = (dentry){0};
 }
 
+/* Entries of a's per-rank sizes (vbytes; rvbytes: an intercommunicator's
+ * Alltoallv's, remote_size). */
+static uint32_t vlen(const simmpi_coll_args *a)
+{
+    return !a->vbytes ? 0 : a->remote_size && a->coll == SIMMPI_ALLTOALLV ? a->remote_size : a->size;
+}
+static uint32_t rvlen(const simmpi_coll_args *a) { return a->rvbytes ? a->remote_size : 0; }
+
 static int same_args(const dentry *d, const simmpi_coll_args *a)
 {
     const simmpi_coll_args *b = &d->a;
     if (!d->valid || a->coll != b->coll || a->alg != b->alg || a->size != b->size ||
         a->root != b->root || a->count != b->count || a->esize != b->esize ||
-        a->remote_size != b->remote_size || a->rblock != b->rblock || !a->vbytes != !b->vbytes)
+        a->remote_size != b->remote_size || a->rblock != b->rblock || !a->vbytes != !b->vbytes ||
+        !a->rvbytes != !b->rvbytes)
         return 0;
-    return !a->vbytes || memcmp(a->vbytes, b->vbytes, a->size * sizeof *a->vbytes) == 0;
+    return (!a->vbytes || memcmp(a->vbytes, b->vbytes, vlen(a) * sizeof *a->vbytes) == 0) &&
+           (!a->rvbytes || memcmp(a->rvbytes, b->rvbytes, rvlen(a) * sizeof *a->rvbytes) == 0);
 }
 
 static size_t dc_slot(const simmpi_coll_args *a)
 {
     uint64_t h = mix((uint64_t)a->coll << 56 ^ (uint64_t)a->alg << 48 ^ (uint64_t)a->size << 16 ^ a->root);
     h = mix(h ^ a->count ^ (uint64_t)a->esize << 40 ^ (uint64_t)a->remote_size << 8 ^ a->rblock << 1);
-    for (uint32_t i = 0; a->vbytes && i < a->size; i++)
+    for (uint32_t i = 0; i < vlen(a); i++)
         h = mix(h ^ a->vbytes[i]);
+    for (uint32_t i = 0; i < rvlen(a); i++)
+        h = mix(h ^ a->rvbytes[i]);
     return h % DC_SLOTS;
 }
 
@@ -550,11 +561,16 @@ static dentry *dc_get(exporter *x, const simmpi_coll_args *a)
     dc_drop(x, d);
     d->a = *a;
     d->off = malloc((a->size + 1) * sizeof *d->off);
-    d->v = a->vbytes ? malloc(a->size * sizeof *d->v) : NULL;
-    d->valid = d->off && (d->v || !a->vbytes);
+    uint32_t nv = vlen(a), nrv = rvlen(a);
+    d->v = nv + nrv ? malloc((nv + nrv) * sizeof *d->v) : NULL;
+    d->valid = d->off && (d->v || !(nv + nrv));
     if (d->v) {
-        memcpy(d->v, a->vbytes, a->size * sizeof *d->v);
-        d->a.vbytes = d->v;
+        if (nv)
+            memcpy(d->v, a->vbytes, nv * sizeof *d->v);
+        if (nrv)
+            memcpy(d->v + nv, a->rvbytes, nrv * sizeof *d->v);
+        d->a.vbytes = nv ? d->v : NULL;
+        d->a.rvbytes = nrv ? d->v + nv : NULL;
     }
     if (d->valid && simmpi_coll_messages(&d->a, dc_add, d, 1) < 0)
         d->valid = 0;
@@ -608,10 +624,14 @@ static int coll_args(const ph_event *ev, int coll, uint32_t me, simmpi_coll_args
     case SIMMPI_REDUCE_SCATTER_BLOCK: set_block(a, ev->rcount, ev->rbytes); break;
     default: set_block(a, ev->count, ev->bytes); break;
     }
-    if (nv && nv < a->size)
-        return -1;
     a->vbytes = nv ? v : NULL;
-    return 0;
+    if (a->remote_size && coll == SIMMPI_ALLTOALLV) { /* to, and from, each remote rank */
+        a->rvbytes = ev->nrbytes ? ev->rbytes_v : NULL;
+        return nv < a->remote_size || ev->nrbytes < a->remote_size ? -1 : 0;
+    }
+    if (a->remote_size && coll == SIMMPI_REDUCE_SCATTER && nv < a->size)
+        return -1;
+    return nv && nv < a->size ? -1 : 0;
 }
 
 /* My messages of a decomposition, round by round: the receives and sends of

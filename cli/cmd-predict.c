@@ -534,8 +534,8 @@ static void print_tables(const report *r)
         printf("\nwarning: %llu messages were sent but never received\n",
                (unsigned long long)r->res->unmatched_sends);
     if (r->res->unsimulated_colls)
-        printf("\nnote: %llu calls of collectives with per-rank sizes (v-forms and Reduce_scatter) on\n"
-               "intercommunicators were not simulated: they cost nothing here (doc/simmpi.md section 5)\n",
+        printf("\nnote: %llu calls of Gatherv, Scatterv or Allgatherv on intercommunicators were not\n"
+               "simulated: they cost nothing here (doc/simmpi.md section 5)\n",
                (unsigned long long)r->res->unsimulated_colls);
     print_poll_note(r->res);
 }

@@ -27,6 +27,9 @@ typedef struct rb { /* walks an algorithm's rounds, keeping only round `want` */
     const uint8_t *forced; /* coll_round_get's */
 } rb;
 
+/* The platform's forced algorithm for coll (coll.NAME), or 0: the rule's. */
+static int forced_alg(const rb *b, int coll) { return b->forced ? b->forced[coll] : 0; }
+
 static int rnd(rb *b)
 {
     if (b->cur++ != b->want)
@@ -529,7 +532,7 @@ static inline __attribute__((always_inline)) int compose(const ins_coll *c, rb *
 static __attribute__((noinline, cold)) uint8_t sub_alg_decide(rb *b, int idx, int coll, uint32_t size,
                                                                uint64_t bytes)
 {
-    uint8_t alg = (uint8_t)coll_alg_resolve(coll, b->forced ? b->forced[coll] : 0, size, bytes);
+    uint8_t alg = (uint8_t)coll_alg_resolve(coll, forced_alg(b, coll), size, bytes);
     if (b->m)
         b->m->alg[idx] = alg;
     return alg;
@@ -1062,19 +1065,19 @@ static DISPATCHED int scan_linear(const ins_coll *c, rb *b)
  * local communicator, with the algorithm its rule picks for the local
  * group's size, to or from the group's rank 0, and messages between the two
  * groups' rank 0s (or from the root to the remote rank 0).  Barrier,
- * Alltoall and Reduce_scatter_block come from coll/basic.  Peers in the remote group carry
- * COLL_REMOTE.  Inter collectives are rare: their rounds are
- * walked afresh each time (no memo, no kept schedule). */
+ * Alltoall(v), Reduce_scatter and Reduce_scatter_block come from coll/basic.
+ * Peers in the remote group carry COLL_REMOTE.  Inter collectives are rare:
+ * their rounds are walked afresh each time (no memo, no kept schedule). */
 
 /* The local collective coll of count elements, rooted at local rank 0, as
- * the next rounds of c's schedule. */
+ * the next rounds of c's schedule; a Scatterv scatters c's per-rank sizes. */
 static int inter_local(const ins_coll *c, rb *b, int coll, uint64_t count)
 {
     if (b->want < b->cur || c->size < 2) /* past the wanted round: do not clobber it */
         return b->hit;
     ins_coll s = {.coll = (uint8_t)coll, .size = c->size, .me = c->me, .root = 0, .count = count,
-                  .esize = c->esize};
-    s.alg = (uint8_t)coll_alg_resolve(coll, b->forced ? b->forced[coll] : 0, s.size, count * s.esize);
+                  .esize = c->esize, .v = coll == SIMMPI_SCATTERV ? c->v : NULL};
+    s.alg = (uint8_t)coll_alg_resolve(coll, forced_alg(b, coll), s.size, count * s.esize);
     uint32_t n = count_rounds(&s, b->o), first = b->cur;
     b->cur += n;
     if (b->want >= b->cur)
@@ -1144,13 +1147,14 @@ static int inter_allgather(const ins_coll *c, rb *b)
     return inter_local(&bytes, b, SIMMPI_BCAST, all);
 }
 
-/* Reduce_scatter_block (coll/basic): every rank sends its whole buffer (its
- * group's blocks) to remote rank 0.  Each rank 0 swaps buffers with remote
+/* Reduce_scatter_block and Reduce_scatter (coll/basic): every rank sends
+ * its whole buffer (its group's blocks, or the sum of its group's receive
+ * sizes, c->v) to remote rank 0.  Each rank 0 swaps buffers with remote
  * rank 0 first, then takes the other remote ranks' one by one, reducing
- * each into the sum, and scatters the sum's blocks in its group. */
-static int inter_reduce_scatter_block(const ins_coll *c, rb *b)
+ * each into the sum, and scatters(v) the sum's blocks in its group. */
+static int inter_reduce_scatter(const ins_coll *c, rb *b)
 {
-    uint64_t all = B(c) * c->size;
+    uint64_t all = blocks(c, 0, c->size);
     inter_round(b, 0, c->me == 0, all, 1);
     uint32_t i;
     if (c->me == 0 && c->rsize > 1 && rnd_of(b, c->rsize - 1, &i)) {
@@ -1158,19 +1162,26 @@ static int inter_reduce_scatter_block(const ins_coll *c, rb *b)
         R(b->o, COLL_REMOTE | (i + 1));
         b->o->reduce_bytes = all;
     }
+    if (c->v)
+        return inter_local(c, b, SIMMPI_SCATTERV, 1);
     return inter_local(c, b, SIMMPI_SCATTER, c->count);
 }
 
-/* Alltoall (coll/basic): a block to and from every rank of the other group,
- * all in one round (coll_round_get made room for rsize of each). */
+/* Alltoall and Alltoallv (coll/basic): a block to and from every rank of the
+ * other group, all in one round (coll_round_get made room for rsize of
+ * each).  Alltoallv's c->v holds the bytes sent to each remote rank, then
+ * those received from each; Open MPI posts neither of 0 bytes. */
 static int inter_alltoall(const ins_coll *c, rb *b)
 {
     if (!rnd(b))
         return 0;
+    const uint64_t *to = c->v, *from = c->v ? c->v + c->rsize : NULL;
     for (uint32_t i = 0; i < c->rsize; i++)
-        R(b->o, COLL_REMOTE | i);
+        if (!from || from[i])
+            R(b->o, COLL_REMOTE | i);
     for (uint32_t i = 0; i < c->rsize; i++)
-        S(b->o, COLL_REMOTE | i, B(c));
+        if (!to || to[i])
+            S(b->o, COLL_REMOTE | i, to ? to[i] : B(c));
     return 1;
 }
 
@@ -1183,9 +1194,11 @@ static int inter(const ins_coll *c, rb *b)
     case SIMMPI_SCATTER: return inter_from_root(c, b, SIMMPI_SCATTER, B(c) * c->rsize); /* every block */
     case SIMMPI_REDUCE: return inter_to_root(c, b, SIMMPI_REDUCE, B(c));
     case SIMMPI_GATHER: return inter_to_root(c, b, SIMMPI_GATHER, B(c) * c->size); /* every block */
-    case SIMMPI_ALLTOALL: return inter_alltoall(c, b);
+    case SIMMPI_ALLTOALL:
+    case SIMMPI_ALLTOALLV: return inter_alltoall(c, b);
     case SIMMPI_ALLGATHER: return inter_allgather(c, b);
-    case SIMMPI_REDUCE_SCATTER_BLOCK: return inter_reduce_scatter_block(c, b);
+    case SIMMPI_REDUCE_SCATTER:
+    case SIMMPI_REDUCE_SCATTER_BLOCK: return inter_reduce_scatter(c, b);
     case SIMMPI_BARRIER:
         ar.esize = 4; /* an Allreduce of one int */
         c = &ar;
@@ -1199,16 +1212,18 @@ static int inter(const ins_coll *c, rb *b)
     }
 }
 
-/* The bytes of c's message from the remote group, as its sender sends them
+/* The bytes of c's message from remote rank peer, as its sender sends them
  * (a rank sees its own group's decomposition only). */
-uint64_t coll_inter_recv_bytes(const ins_coll *c)
+uint64_t coll_inter_recv_bytes(const ins_coll *c, uint32_t peer)
 {
     switch (c->coll) {
     case SIMMPI_BARRIER: return 4;
     case SIMMPI_GATHER: return B(c) * c->rsize; /* the remote group's blocks, at the root */
     case SIMMPI_SCATTER: return B(c) * c->size; /* this group's blocks, at its rank 0 */
     case SIMMPI_ALLGATHER: return (c->v ? c->v[0] : B(c)) * c->rsize; /* the remote group's blocks */
-    case SIMMPI_REDUCE_SCATTER_BLOCK: return B(c) * c->size; /* Open MPI posts its own group's count */
+    case SIMMPI_ALLTOALLV: return c->v[c->rsize + peer];
+    case SIMMPI_REDUCE_SCATTER:
+    case SIMMPI_REDUCE_SCATTER_BLOCK: return blocks(c, 0, c->size); /* Open MPI posts its own group's count */
     default: return B(c);
     }
 }

@@ -204,8 +204,8 @@ const char *simmpi_alg_name(simmpi_coll c, int alg)
 {
     if (alg == SIMMPI_ALG_INTER && (c == SIMMPI_BARRIER || c == SIMMPI_BCAST || c == SIMMPI_REDUCE ||
                                     c == SIMMPI_ALLREDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER ||
-                                    c == SIMMPI_ALLTOALL || c == SIMMPI_ALLGATHER ||
-                                    c == SIMMPI_REDUCE_SCATTER_BLOCK))
+                                    c == SIMMPI_ALLTOALL || c == SIMMPI_ALLTOALLV || c == SIMMPI_ALLGATHER ||
+                                    c == SIMMPI_REDUCE_SCATTER || c == SIMMPI_REDUCE_SCATTER_BLOCK))
         return "inter";
     if ((unsigned)c >= SIMMPI_NCOLL || alg < 0 || alg >= 10)
         return NULL;
@@ -257,6 +257,9 @@ static int inter_args_alg(const simmpi_coll_args *a)
         return -1;
     if (!simmpi_inter_root_valid(a->coll, a->root, a->remote_size))
         return -1;
+    if ((a->coll == SIMMPI_ALLTOALLV && !(a->vbytes && a->rvbytes)) ||
+        (a->coll == SIMMPI_REDUCE_SCATTER && !a->vbytes))
+        return -1; /* their per-rank sizes are missing */
     return SIMMPI_ALG_INTER;
 }
 
@@ -274,6 +277,27 @@ int coll_args_alg(const simmpi_coll_args *a)
     return coll_alg_resolve(a->coll, a->alg, a->size, bytes);
 }
 
+/* Every round of c, message by message (coll_rank_messages). */
+static int rank_rounds(const ins_coll *c, const uint8_t *forced, coll_round *cr, simmpi_msg_fn fn, void *ctx,
+                       int recvs)
+{
+    uint32_t me = c->me;
+    coll_memo memo = {0};
+    for (uint32_t k = 0;; k++) {
+        int hit = coll_round_get(c, &memo, k, cr, forced);
+        if (hit <= 0)
+            return hit < 0 ? -1 : (int)k;
+        for (uint32_t i = 0; recvs && i < cr->nrecv; i++) {
+            uint32_t src = cr->recv[i].peer;
+            uint64_t bytes = src & SIMMPI_REMOTE ? coll_inter_recv_bytes(c, src & ~SIMMPI_REMOTE) : 0;
+            fn(ctx, &(simmpi_coll_msg){.src = src, .dst = me, .round = k, .bytes = bytes}, 1);
+        }
+        for (uint32_t i = 0; i < cr->nsend; i++)
+            fn(ctx, &(simmpi_coll_msg){.src = me, .dst = cr->send[i].peer, .round = k,
+                                       .bytes = cr->send[i].bytes}, 0);
+    }
+}
+
 int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_round *cr, simmpi_msg_fn fn,
                        void *ctx, int recvs)
 {
@@ -286,20 +310,17 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
     }
     if (a->remote_size && a->coll == SIMMPI_ALLGATHER)
         c.v = (uint64_t *)&a->rblock; /* coll.c's inter_allgather reads it */
-    coll_memo memo = {0};
-    for (uint32_t k = 0;; k++) {
-        int hit = coll_round_get(&c, &memo, k, cr, a->forced_algs);
-        if (hit <= 0)
-            return hit < 0 ? -1 : (int)k;
-        for (uint32_t i = 0; recvs && i < cr->nrecv; i++) {
-            uint32_t src = cr->recv[i].peer;
-            uint64_t bytes = src & SIMMPI_REMOTE ? coll_inter_recv_bytes(&c) : 0;
-            fn(ctx, &(simmpi_coll_msg){.src = src, .dst = me, .round = k, .bytes = bytes}, 1);
-        }
-        for (uint32_t i = 0; i < cr->nsend; i++)
-            fn(ctx, &(simmpi_coll_msg){.src = me, .dst = cr->send[i].peer, .round = k,
-                                       .bytes = cr->send[i].bytes}, 0);
+    uint64_t *both = NULL; /* an intercommunicator's Alltoallv: the bytes to, then from, each remote rank */
+    if (a->remote_size && a->coll == SIMMPI_ALLTOALLV && a->vbytes && a->rvbytes) {
+        if (!(both = malloc(2 * (size_t)a->remote_size * sizeof *both)))
+            return -1;
+        memcpy(both, a->vbytes, a->remote_size * sizeof *both);
+        memcpy(both + a->remote_size, a->rvbytes, a->remote_size * sizeof *both);
+        c.v = both;
     }
+    int rounds = rank_rounds(&c, a->forced_algs, cr, fn, ctx, recvs);
+    free(both);
+    return rounds;
 }
 
 int simmpi_coll_messages(const simmpi_coll_args *a, simmpi_msg_fn fn, void *ctx, int recvs)

@@ -919,10 +919,50 @@ static int coll_sizes(tctx *t, ins_coll *c, uint64_t *dbytes)
     return 0;
 }
 
+/* Counts an intercommunicator collective once a call: at the local rank 0
+ * of the side with the lower id.  0. */
+static int count_inter(sim *s, int32_t me, uint32_t comm, int coll)
+{
+    if (me == 0 && sim_p2p_ctx(s, comm) == comm)
+        s->res->coll_calls[coll][SIMMPI_ALG_INTER]++;
+    return 0;
+}
+
+/* An intercommunicator's Alltoallv (the bytes sent to each remote rank,
+ * then those received from each, in c->v) or Reduce_scatter (its local
+ * group's receive sizes). */
+static int inter_vsizes(tctx *t, ins_coll *c)
+{
+    const ph_event *ev = t->ev;
+    int a2a = c->coll == SIMMPI_ALLTOALLV;
+    uint32_t n = a2a ? c->rsize : c->size, got = a2a && ev->nsbytes < ev->nrbytes ? ev->nsbytes : ev->nrbytes;
+    set_block(c, 1, 1);
+    if (got < n)
+        return sim_fail(t->s, "rank %u: event %llu (%s): %u per-rank sizes for a %s group of %u", t->rank,
+                        (unsigned long long)ev->seq, ph_ops[ev->op].name, got, a2a ? "remote" : "local", n);
+    if (!(c->v = malloc((a2a ? 2 : 1) * (size_t)n * sizeof *c->v)))
+        return sim_fail(t->s, "out of memory (rank %u)", t->rank);
+    memcpy(c->v, a2a ? ev->sbytes : ev->rbytes_v, n * sizeof *c->v);
+    if (a2a) {
+        memcpy(c->v + n, ev->rbytes_v, n * sizeof *c->v);
+        return 0;
+    }
+    uint64_t all = 0; /* a Reduce_scatter moves the sum */
+    int wraps = 0;
+    for (uint32_t i = 0; i < n; i++)
+        wraps |= __builtin_add_overflow(all, c->v[i], &all);
+    if (!wraps)
+        return 0;
+    free(c->v);
+    c->v = NULL;
+    return sim_fail(t->s, "rank %u: event %llu (%s): its sizes on %u ranks add up past 2^64 bytes", t->rank,
+                    (unsigned long long)ev->seq, ph_ops[ev->op].name, n);
+}
+
 /* A collective on intercommunicator comm (coll.c: inter): Barrier, Bcast,
- * Reduce, Allreduce, Gather, Scatter, Allgather, Alltoall and
- * Reduce_scatter_block, as Open MPI runs them; 1 for the v-forms, which
- * are not simulated. */
+ * Reduce, Allreduce, Gather, Scatter, Allgather, Alltoall(v) and
+ * Reduce_scatter(_block), as Open MPI runs them; 1 for Gatherv, Scatterv
+ * and Allgatherv, which are not simulated. */
 static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, int coll, uint32_t comm,
                                                             const ph_comm_info *ci)
 {
@@ -960,6 +1000,8 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
                                          : coll == SIMMPI_REDUCE_SCATTER_BLOCK;
     if (coll == SIMMPI_BARRIER)
         set_block(c, 0, 0);
+    else if (coll == SIMMPI_ALLTOALLV || coll == SIMMPI_REDUCE_SCATTER)
+        return inter_vsizes(t, c) < 0 ? -1 : count_inter(s, me, comm, coll);
     else
         set_block(c, recvs ? ev->rcount : ev->count, recvs ? ev->rbytes : ev->bytes);
     uint64_t block, all; /* a Gather or Scatter moves a whole group's blocks in one message */
@@ -978,10 +1020,7 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
                             (unsigned long long)ev->seq, ph_ops[ev->op].name);
         }
     }
-    /* once a call: at the local rank 0 of the side with the lower id */
-    if (me == 0 && sim_p2p_ctx(s, comm) == comm)
-        s->res->coll_calls[coll][SIMMPI_ALG_INTER]++;
-    return 0;
+    return count_inter(s, me, comm, coll);
 }
 
 /* Fills a collective instruction for communicator comm; 1: nothing to simulate. */

@@ -451,6 +451,6 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
                        void *ctx, int recvs);
 int coll_round_reserve(coll_round *r, uint32_t n);
 /* An intercommunicator collective's message from the remote group: its bytes. */
-uint64_t coll_inter_recv_bytes(const ins_coll *c);
+uint64_t coll_inter_recv_bytes(const ins_coll *c, uint32_t peer);
 
 #endif

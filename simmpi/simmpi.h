@@ -135,7 +135,14 @@ typedef struct simmpi_coll_args {
     uint32_t size, root;  /* communicator size, root rank */
     uint64_t count;       /* elements per block (alltoall: per peer) */
     uint32_t esize;       /* bytes per element */
-    const uint64_t *vbytes; /* v-collectives: bytes per rank (size entries), else NULL */
+    /* v-collectives: bytes per rank (size entries), else NULL; on an
+     * intercommunicator, an Alltoallv's are sent to each remote rank
+     * (remote_size entries) and a Reduce_scatter's are its local receive
+     * sizes (size entries) */
+    const uint64_t *vbytes;
+    /* An intercommunicator's Alltoallv: the bytes received from each remote
+     * rank (remote_size entries; Open MPI posts no receive of 0 bytes). */
+    const uint64_t *rvbytes;
     /* An intercommunicator's: the remote group's size (size is the local
      * group's; root SIMMPI_ROOT_HERE, SIMMPI_ROOT_NONE or a remote rank;
      * messages to and from the remote group name their peer as
@@ -312,8 +319,7 @@ typedef struct simmpi_result {
     uint32_t nstuck;
     uint64_t unmatched_sends; /* messages nobody received */
     /* Collective calls (one a rank) not simulated, so costing nothing: on an
-     * intercommunicator, the v-forms: Gatherv, Scatterv, Allgatherv,
-     * Alltoallv, Alltoallw and Reduce_scatter. */
+     * intercommunicator, Gatherv, Scatterv and Allgatherv. */
     uint64_t unsimulated_colls;
     /* Tests that completed nothing and Iprobes that found nothing, and what
      * they were charged (o_poll, o_iprobe): their number is the recorded

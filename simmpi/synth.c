@@ -47,9 +47,11 @@
  *               sends 100 B to rank 2, then receives; rank 2 takes both
  *               (Irecv, Irecv, Waitall)
  *   intercomm   one collective --op (barrier, bcast, reduce, allreduce,
- *               gather, scatter, allgather, alltoall or
- *               reduce_scatter_block; or allgatherv, which is not
- *               simulated there) of K bytes, I times, on an
+ *               gather, scatter, allgather, alltoall, alltoallv (K bytes
+ *               to and from every remote rank), reduce_scatter (K bytes
+ *               to every local rank) or reduce_scatter_block; or
+ *               allgatherv, which is not simulated there) of K bytes, I
+ *               times, on an
  *               intercommunicator between the even ranks (group A) and
  *               the odd ones (group B); --root R: rank R
  *               of group A is the root (MPI_ROOT), A's others pass
@@ -250,12 +252,13 @@ static uint16_t coll_op(const char *name)
         {"allreduce", PH_OP_ALLREDUCE}, {"allgather", PH_OP_ALLGATHER},
         {"alltoall", PH_OP_ALLTOALL}, {"gather", PH_OP_GATHER}, {"scatter", PH_OP_SCATTER},
         {"scan", PH_OP_SCAN}, {"exscan", PH_OP_EXSCAN}, {"reduce_scatter_block", PH_OP_REDUCE_SCATTER_BLOCK},
-        {"allgatherv", PH_OP_ALLGATHERV}}; /* allgatherv: K bytes, without per-rank sizes */
+        {"allgatherv", PH_OP_ALLGATHERV}, /* allgatherv: K bytes, without per-rank sizes */
+        {"alltoallv", PH_OP_ALLTOALLV}, {"reduce_scatter", PH_OP_REDUCE_SCATTER}}; /* intercomm only */
     for (size_t i = 0; name && i < sizeof t / sizeof t[0]; i++)
         if (strcmp(name, t[i].n) == 0)
             return t[i].op;
     die("--op: barrier, bcast, reduce, allreduce, allgather, alltoall, gather, scatter, scan, exscan, "
-        "reduce_scatter_block, allgatherv");
+        "reduce_scatter_block, allgatherv (intercomm: also alltoallv, reduce_scatter)");
     return 0;
 }
 
@@ -470,20 +473,45 @@ static void k_subcomm(const opts *o, W *w, const uint32_t *halves)
     coll(w, PH_OP_BARRIER, 0, 0, 1, 0, 0);
 }
 
+/* An intercommunicator's Alltoallv (K bytes to and from each of the remote
+ * group's nremote ranks) or Reduce_scatter (K bytes to each of the local
+ * group's nlocal). */
+static void coll_v(W *w, uint16_t op, uint32_t comm, uint64_t bytes, uint32_t nlocal, uint32_t nremote,
+                   uint64_t comp)
+{
+    int a2a = op == PH_OP_ALLTOALLV || op == PH_OP_IALLTOALLV;
+    uint32_t n = a2a ? nremote : nlocal;
+    uint64_t *v = malloc(n * sizeof *v);
+    if (!v)
+        die("out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = bytes;
+    ph_event e = ev0(op);
+    e.comm = comm;
+    e.rbytes_v = v, e.nrbytes = n;
+    if (a2a)
+        e.sbytes = v, e.nsbytes = n;
+    put(w, &e, comp);
+    free(v);
+}
+
 static void k_intercomm(const opts *o, W *w, const uint32_t *sides)
 {
     uint16_t op = coll_op(o->op ? o->op : "");
-    int a = w->rank % 2 == 0;
+    int a = w->rank % 2 == 0, v = op == PH_OP_ALLTOALLV || op == PH_OP_REDUCE_SCATTER;
     int32_t root = !a ? (int32_t)o->root : w->rank / 2 == o->root ? PH_ROOT : PH_PROC_NULL;
     uint64_t bytes = op == PH_OP_BARRIER ? 0 : o->bytes;
+    uint32_t na = (o->ranks + 1) / 2, nb = o->ranks / 2; /* the even ranks, the odd ones */
     for (uint32_t i = 0; i < o->iters; i++) {
-        if (!o->nonblocking) {
-            coll(w, op, sides[a ? 0 : 1], bytes, o->esize, root, o->comp);
+        /* the nonblocking form (each I-op's id follows its blocking one's), then its Wait */
+        uint16_t opi = (uint16_t)(op + (o->nonblocking ? 1 : 0));
+        if (v)
+            coll_v(w, opi, sides[a ? 0 : 1], bytes, a ? na : nb, a ? nb : na, o->comp);
+        else
+            coll(w, opi, sides[a ? 0 : 1], bytes, o->esize, root, o->comp);
+        if (!o->nonblocking)
             continue;
-        }
-        /* the nonblocking form (each I-op's id follows its blocking one's) and its Wait */
         uint64_t id = w->nreq + 1;
-        coll(w, (uint16_t)(op + 1), sides[a ? 0 : 1], bytes, o->esize, root, o->comp);
         w->nreq++;
         ph_status s = {.source = PH_NO_RANK};
         waitall(w, &id, &s, 1, o->overlap);

@@ -7,10 +7,10 @@
 # Gather as a gather in the other group to its rank 0, which sends all the
 # blocks to the root, and Scatter the other way round; Allgather as a
 # gather to rank 0 in each group, a swap between the rank 0s and a
-# broadcast; Alltoall (coll/basic) as a block to and from every rank of the
-# other group, in one round; Reduce_scatter_block (coll/basic) as every
-# rank's buffer sent to remote rank 0, which reduces them and scatters the
-# sum in its group.
+# broadcast; Alltoall and Alltoallv (coll/basic) as a block to and from
+# every rank of the other group, in one round; Reduce_scatter_block and
+# Reduce_scatter (coll/basic) as every rank's buffer sent to remote rank 0,
+# which reduces them and scatters(v) the sum in its group.
 # Synthetic traces (simmpi/synth intercomm: the even ranks against the odd
 # ones), checked against closed forms to the picosecond (blocking and
 # nonblocking), by message count at sizes that are not powers of two,
@@ -39,7 +39,8 @@ finishes() { q "' '.join(str(r['finish_ps']) for r in d['ranks'])"; }
 #    rank 0 (A's rank 0).  m: one eager message of K bytes end to end.
 K=100
 m=$((os + G * (K - 1) + L + or))
-for coll in bcast reduce allreduce barrier gather scatter alltoall allgather reduce_scatter_block; do
+for coll in bcast reduce allreduce barrier gather scatter alltoall allgather reduce_scatter_block \
+  alltoallv reduce_scatter; do
   "$SYNTH" intercomm "$WORK/$coll" --ranks 4 --op $coll --bytes $K --comp 0
   predict "$WORK/$coll"
   expect "$coll: counted once, as inter" "$(q "d['collectives']")" "{'$coll': {'inter': 1}}"
@@ -73,6 +74,10 @@ expect "alltoall finishes" "$(finishes)" \
   "$(ps $((m + or))) $(ps $((m + or))) $(ps $((m + os + or))) $(ps $((m + os + or)))"
 expect "alltoall: o_s and o_r twice each" "$(q "' '.join(str(r['overhead_ps']) for r in d['ranks'])")" \
   "$(ps $((2 * (os + or)))) $(ps $((2 * (os + or)))) $(ps $((2 * (os + or)))) $(ps $((2 * (os + or))))"
+# Alltoallv with K bytes to and from every remote rank: the same messages
+predict "$WORK/alltoallv"
+expect "alltoallv finishes" "$(finishes)" \
+  "$(ps $((m + or))) $(ps $((m + or))) $(ps $((m + os + or))) $(ps $((m + os + or)))"
 predict "$WORK/allgather"
 # ranks 2 and 3 send their blocks to their rank 0s (m), which swap both
 # blocks of their group (m2) and send the other group's to ranks 2 and 3 (m2)
@@ -83,6 +88,11 @@ predict "$WORK/reduce_scatter_block"
 # takes its peer rank 0's, then the other rank's (o_r later), and sends
 # ranks 2 and 3 their blocks (m)
 expect "reduce_scatter_block finishes" "$(finishes)" \
+  "$(ps $((m2 + or + os))) $(ps $((m2 + or + os))) $(ps $((m2 + or + m))) $(ps $((m2 + or + m)))"
+# Reduce_scatter with K bytes to every local rank: the sum of both (2K
+# bytes) sent, and a Scatterv of one message in each group
+predict "$WORK/reduce_scatter"
+expect "reduce_scatter finishes" "$(finishes)" \
   "$(ps $((m2 + or + os))) $(ps $((m2 + or + os))) $(ps $((m2 + or + m))) $(ps $((m2 + or + m)))"
 
 # 1b. A forced algorithm (coll.bcast) reaches the local collectives, as Open
@@ -122,7 +132,8 @@ expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {
 # 2c. Every nonblocking form runs in its Wait: on groups of 4 and 3 ranks,
 #    three calls overlapped by X each take 3X longer than the blocking
 #    ones, with the same messages.
-for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block; do
+for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block alltoallv \
+  reduce_scatter; do
   "$SYNTH" intercomm "$WORK/b-$coll" --ranks 7 --op $coll --bytes 100 --comp 10 --iters 3 --root 1
   predict "$WORK/b-$coll"
   want="$(q "d['predicted_ps'] + 3 * $X * 1000, d['simulator']['messages']")"
@@ -135,19 +146,20 @@ done
 # 3. Groups of 4 and 3, 5 and 4, 1 and 1 ranks, three calls each: a group
 #    of b ranks takes b messages a Bcast, Reduce, Gather or Scatter (its
 #    local collective's b - 1, and one from or to the root; the rules pick
-#    no linear_sync gather at these sizes), an Alltoall 2ab (a block each
-#    way between every pair of the groups of a and b), and an Allreduce,
-#    Barrier, Allgather or Reduce_scatter_block on n
-#    ranks 2n - 2 (each group's b - 1 twice, and the swap).  Every one is
+#    no linear_sync gather at these sizes), an Alltoall or Alltoallv 2ab (a
+#    block each way between every pair of the groups of a and b), and an
+#    Allreduce, Barrier, Allgather, Reduce_scatter_block or Reduce_scatter
+#    on n ranks 2n - 2 (each group's b - 1 twice, and the swap).  Every one is
 #    received, and the prediction is the same for 1 or 2 threads, the strict
 #    order and either queue.
 for n in 7 9 2; do
   b=$((n / 2))
   root=$(( n > 2 ? 1 : 0 ))
-  for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block; do
+  for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block alltoallv \
+    reduce_scatter; do
     case $coll in
-      allreduce | barrier | allgather | reduce_scatter_block) want=$((3 * (2 * n - 2))) ;;
-      alltoall) want=$((3 * 2 * (n - b) * b)) ;;
+      allreduce | barrier | allgather | reduce_scatter_block | reduce_scatter) want=$((3 * (2 * n - 2))) ;;
+      alltoall | alltoallv) want=$((3 * 2 * (n - b) * b)) ;;
       *) want=$((3 * b)) ;;
     esac
     for K in 100 100000; do
@@ -167,15 +179,14 @@ for n in 7 9 2; do
   done
 done
 
-# 4. The ones with per-rank sizes (the v-forms, Reduce_scatter) are not
-#    simulated: they cost nothing, and the prediction says how many calls
-#    that was.
+# 4. Gatherv, Scatterv and Allgatherv are not simulated: they cost
+#    nothing, and the prediction says how many calls that was.
 "$SYNTH" intercomm "$WORK/agv" --ranks 5 --op allgatherv --bytes 64 --comp 1000 --iters 2
 predict "$WORK/agv"
 expect "allgatherv: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
 expect "allgatherv: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
 $PREDICT "$WORK/agv" --platform "$WORK/plat.conf" > "$WORK/table"
-grep -q "^note: 10 calls of collectives with per-rank sizes (v-forms and Reduce_scatter) on$" "$WORK/table" ||
+grep -q "^note: 10 calls of Gatherv, Scatterv or Allgatherv on intercommunicators were not$" "$WORK/table" ||
   fail "no note of the collectives not simulated: $(cat "$WORK/table")"
 predict "$WORK/allreduce"
 expect "allreduce: everything simulated" "$(q "d['simulator']['unsimulated_collective_calls']")" 0
