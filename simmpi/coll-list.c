@@ -14,7 +14,7 @@
  * B"), as the simulator asks for it, round after round: at sizes where
  * listing every rank's messages would take too long.
  *
- *   coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE [RBYTES]
+ *   coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE [RBYTES | V...]
  *
  * lists one group's messages of a collective on an intercommunicator whose
  * local group has SIZE ranks and remote group RSIZE: ROOT is "root"
@@ -22,7 +22,9 @@
  * a peer in the remote group is printed as rN, and a receive from it ends
  * with its bytes ("R rN dst round bytes"), which the remote group's
  * decomposition sends.  RBYTES: an Allgather's receive block (default
- * COUNT * ESIZE, the send block's). */
+ * COUNT * ESIZE, the send block's).  V: an Alltoallv's bytes to each remote
+ * rank then from each (2 x RSIZE), or a Reduce_scatter's receive sizes in
+ * the local group (SIZE); every local rank is listed with these. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,11 +82,20 @@ static int one_rank(const simmpi_coll_args *a, uint32_t me)
     return alg;
 }
 
-/* coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE [RBYTES] */
+/* n per-rank sizes from argv (NULL if out of memory). */
+static uint64_t *sizes_of(char **argv, uint32_t n)
+{
+    uint64_t *v = calloc(n ? n : 1, sizeof *v);
+    for (uint32_t i = 0; v && i < n; i++)
+        v[i] = strtoull(argv[i], NULL, 10);
+    return v;
+}
+
+/* coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE [RBYTES | V...] */
 static int inter_main(int argc, char **argv)
 {
-    if ((argc != 9 && argc != 10) || strcmp(argv[4], "inter") != 0) {
-        fprintf(stderr, "usage: coll-list -i RSIZE COLL inter SIZE ROOT|root|none COUNT ESIZE [RBYTES]\n");
+    if (argc < 9 || strcmp(argv[4], "inter") != 0) {
+        fprintf(stderr, "usage: coll-list -i RSIZE COLL inter SIZE ROOT|root|none COUNT ESIZE [RBYTES | V...]\n");
         return 2;
     }
     int coll = simmpi_coll_from_name(argv[3]);
@@ -94,8 +105,19 @@ static int inter_main(int argc, char **argv)
     simmpi_coll_args a = {.coll = (simmpi_coll)coll, .size = (uint32_t)atoi(argv[5]), .root = root,
                           .count = strtoull(argv[7], NULL, 10), .esize = (uint32_t)atoi(argv[8]),
                           .remote_size = (uint32_t)atoi(argv[2])};
-    a.rblock = argc == 10 ? strtoull(argv[9], NULL, 10) : a.count * a.esize;
+    int a2a = coll == SIMMPI_ALLTOALLV, rs = coll == SIMMPI_REDUCE_SCATTER;
+    uint32_t nv = a2a ? 2 * a.remote_size : rs ? a.size : coll == SIMMPI_ALLGATHER;
+    if ((uint32_t)(argc - 9) > nv || ((a2a || rs) && (uint32_t)(argc - 9) != nv)) {
+        fprintf(stderr, "coll-list: %d per-rank sizes for '%s' on groups of %u and %u\n", argc - 9, argv[3],
+                a.size, a.remote_size);
+        return 2;
+    }
+    a.rblock = argc == 10 && !a2a && !rs ? strtoull(argv[9], NULL, 10) : a.count * a.esize;
+    uint64_t *v = a2a || rs ? sizes_of(argv + 9, nv) : NULL;
+    a.vbytes = v;
+    a.rvbytes = a2a && v ? v + a.remote_size : NULL;
     int used = coll < 0 || a.remote_size == 0 ? -1 : simmpi_coll_messages(&a, print_msg, NULL, 1);
+    free(v);
     if (used < 0) {
         fprintf(stderr, "coll-list: cannot decompose '%s' on that intercommunicator\n", argv[3]);
         return 1;
@@ -141,10 +163,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "coll-list: %d per-rank sizes for %u ranks\n", argc - 7, a.size);
             return 2;
         }
-        v = calloc(a.size, sizeof *v);
-        for (uint32_t i = 0; v && i < a.size; i++)
-            v[i] = strtoull(argv[7 + i], NULL, 10);
-        a.vbytes = v;
+        a.vbytes = v = sizes_of(argv + 7, a.size);
     }
     int used = rank >= 0 ? one_rank(&a, (uint32_t)rank) : simmpi_coll_messages(&a, print_msg, NULL, 1);
     if (used < 0) {

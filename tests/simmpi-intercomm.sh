@@ -246,6 +246,17 @@ expect "allgather" "$(listed 3 allgather inter 2 0 4 8 16)" "R 1 0 0;R r0 0 1 48
 # and 2 in turn, and sends rank 1 its 32 B.
 expect "reduce_scatter_block" "$(listed 3 reduce_scatter_block inter 2 0 4 8)" \
   "R r0 0 0 64;S 0 r0 0 64;R r1 0 1 64;R r2 0 2 64;S 0 1 3 32;S 1 r0 0 64;R 0 1 1;"
+# Alltoallv, a group of 3 against one of 2: 0 B to remote rank 0 and 32 B
+# to rank 1, 16 B from remote rank 0 and none from 1: no message of 0 bytes
+# either way (each local rank listed with these sizes).
+expect "alltoallv" "$(listed 2 alltoallv inter 3 none 1 1 0 32 16 0)" \
+  "R r0 0 0 16;S 0 r1 0 32;R r0 1 0 16;S 1 r1 0 32;R r0 2 0 16;S 2 r1 0 32;"
+# Reduce_scatter, a group of 2 (receiving 24 B and 40 B) against one of 3:
+# the Reduce_scatter_block's rounds with the sum, 64 B, and rank 1's 40 B.
+expect "reduce_scatter" "$(listed 3 reduce_scatter inter 2 none 1 1 24 40)" \
+  "R r0 0 0 64;S 0 r0 0 64;R r1 0 1 64;R r2 0 2 64;S 0 1 3 40;S 1 r0 0 64;R 0 1 1;"
+"$COLL_LIST" -i 3 reduce_scatter inter 2 none 1 1 24 > /dev/null 2>&1 &&
+  fail "coll-list: a Reduce_scatter with a size short"
 "$COLL_LIST" -i 3 allgatherv inter 2 0 4 8 > /dev/null 2>&1 &&
   fail "coll-list: allgatherv on an intercommunicator is not simulated"
 exit 0
