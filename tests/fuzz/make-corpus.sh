@@ -14,7 +14,7 @@
 set -eu
 build=$(cd "${1:?usage: make-corpus.sh BUILD_DIR [PROGRAM...]}" && pwd)
 shift
-[ $# -gt 0 ] || set -- p2p nonblocking comms collectives stencil fault-loop timed unknown
+[ $# -gt 0 ] || set -- p2p nonblocking comms collectives stencil fault-loop timed unknown intercoll
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
