@@ -311,8 +311,8 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
     if (a->remote_size && a->coll == SIMMPI_ALLGATHER)
         c.v = (uint64_t *)&a->rblock; /* coll.c's inter_allgather reads it */
     uint64_t *both = NULL; /* an intercommunicator's Alltoallv: the bytes to, then from, each remote rank */
-    if (a->remote_size && a->coll == SIMMPI_ALLTOALLV && a->vbytes && a->rvbytes) {
-        if (!(both = malloc(2 * (size_t)a->remote_size * sizeof *both)))
+    if (a->remote_size && a->coll == SIMMPI_ALLTOALLV) {
+        if (!a->vbytes || !a->rvbytes || !(both = malloc(2 * (size_t)a->remote_size * sizeof *both)))
             return -1;
         memcpy(both, a->vbytes, a->remote_size * sizeof *both);
         memcpy(both + a->remote_size, a->rvbytes, a->remote_size * sizeof *both);

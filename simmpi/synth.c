@@ -51,9 +51,8 @@
  *               to and from every remote rank), reduce_scatter (K bytes
  *               to every local rank) or reduce_scatter_block; or
  *               allgatherv, which is not simulated there) of K bytes, I
- *               times, on an
- *               intercommunicator between the even ranks (group A) and
- *               the odd ones (group B); --root R: rank R
+ *               times, on an intercommunicator between the even ranks
+ *               (group A) and the odd ones (group B); --root R: rank R
  *               of group A is the root (MPI_ROOT), A's others pass
  *               MPI_PROC_NULL and B's ranks R (an R past group A makes a
  *               wrong trace on purpose: B names a root A does not have);
