@@ -693,6 +693,7 @@ static int decomposed(xrank *r, const ph_event *ev, int coll, uint32_t comm, con
         x->approx[AP_VSIZES]++;
         return CLI_OK;
     }
+    x->approx[AP_COLL_P2P]++; /* only when it is replayed so */
     const dentry *d = dc_get(x, &a);
     if (!d)
         return cli_error("export", "%s: rank %u: event %llu (%s): cannot decompose the collective",
@@ -791,13 +792,8 @@ static int collective(xrank *r, const ph_event *ev, int coll, uint32_t comm)
         x->approx[AP_INTER]++; /* not simulated by phantom predict either */
         return CLI_OK;
     }
-    if (ci->remote_size) {
-        x->approx[AP_COLL_P2P]++;
-        return decomposed(r, ev, coll, comm, ci);
-    }
-    if (worldlike(x, comm, ci) && coll != SIMMPI_SCAN && coll != SIMMPI_EXSCAN)
+    if (!ci->remote_size && worldlike(x, comm, ci) && coll != SIMMPI_SCAN && coll != SIMMPI_EXSCAN)
         return native(r, ev, coll);
-    x->approx[AP_COLL_P2P]++;
     return decomposed(r, ev, coll, comm, ci);
 }
 

@@ -56,7 +56,9 @@
  *               of group A is the root (MPI_ROOT), A's others pass
  *               MPI_PROC_NULL and B's ranks R (an R past group A makes a
  *               wrong trace on purpose: B names a root A does not have);
- *               --nonblocking: its I-form, then compute --overlap and Wait
+ *               --nonblocking: its I-form, then compute --overlap and Wait;
+ *               --short-sizes: an alltoallv's or reduce_scatter's arrays
+ *               one size short (a wrong trace on purpose)
  *
  * p2p takes --sendop send|ssend|bsend|rsend for the blocking send.
  */
@@ -73,7 +75,7 @@ typedef struct opts {
     const char *kind, *out, *op, *sendop;
     uint32_t ranks, iters, root, esize, dims[3];
     uint64_t bytes, comp, comp0, comp1, overlap, comp_probe;
-    int nonblocking, barrier, has_comp_probe;
+    int nonblocking, barrier, has_comp_probe, short_v;
 } opts;
 
 typedef struct W { /* one rank being written */
@@ -474,13 +476,13 @@ static void k_subcomm(const opts *o, W *w, const uint32_t *halves)
 
 /* An intercommunicator's Alltoallv (K bytes to and from each of the remote
  * group's nremote ranks) or Reduce_scatter (K bytes to each of the local
- * group's nlocal). */
+ * group's nlocal); short_v: one size too few. */
 static void coll_v(W *w, uint16_t op, uint32_t comm, uint64_t bytes, uint32_t nlocal, uint32_t nremote,
-                   uint64_t comp)
+                   int short_v, uint64_t comp)
 {
     int a2a = op == PH_OP_ALLTOALLV || op == PH_OP_IALLTOALLV;
-    uint32_t n = a2a ? nremote : nlocal;
-    uint64_t *v = malloc(n * sizeof *v);
+    uint32_t n = (a2a ? nremote : nlocal) - (short_v ? 1 : 0);
+    uint64_t *v = malloc((n ? n : 1) * sizeof *v);
     if (!v)
         die("out of memory");
     for (uint32_t i = 0; i < n; i++)
@@ -505,7 +507,7 @@ static void k_intercomm(const opts *o, W *w, const uint32_t *sides)
         /* the nonblocking form (each I-op's id follows its blocking one's), then its Wait */
         uint16_t opi = (uint16_t)(op + (o->nonblocking ? 1 : 0));
         if (v)
-            coll_v(w, opi, sides[a ? 0 : 1], bytes, a ? na : nb, a ? nb : na, o->comp);
+            coll_v(w, opi, sides[a ? 0 : 1], bytes, a ? na : nb, a ? nb : na, o->short_v, o->comp);
         else
             coll(w, opi, sides[a ? 0 : 1], bytes, o->esize, root, o->comp);
         if (!o->nonblocking)
@@ -640,7 +642,7 @@ static void parse(int argc, char **argv, opts *o)
         {"comp0", 1, 0, '0'}, {"comp1", 1, 0, '1'}, {"overlap", 1, 0, 'v'}, {"op", 1, 0, 'o'},
         {"root", 1, 0, 'r'}, {"esize", 1, 0, 'e'}, {"dims", 1, 0, 'd'},
         {"nonblocking", 0, 0, 'N'}, {"sendop", 1, 0, 's'}, {"comp-probe", 1, 0, 'P'},
-        {"barrier", 0, 0, 'B'}, {0, 0, 0, 0}};
+        {"barrier", 0, 0, 'B'}, {"short-sizes", 0, 0, 'S'}, {0, 0, 0, 0}};
     *o = (opts){.ranks = 2, .iters = 1, .esize = 1, .dims = {2, 2, 2}};
     for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
         switch (c) {
@@ -655,6 +657,7 @@ static void parse(int argc, char **argv, opts *o)
         case 'r': o->root = (uint32_t)num(optarg); break;
         case 'e': o->esize = (uint32_t)num(optarg); break;
         case 'N': o->nonblocking = 1; break;
+        case 'S': o->short_v = 1; break;
         case 's': o->sendop = optarg; break;
         case 'P':
             o->comp_probe = num(optarg);

@@ -205,6 +205,25 @@ for x in bcast:MPI_Bcast reduce:MPI_Reduce gather:MPI_Gather scatter:MPI_Scatter
   expect "$coll: export's error" "$(cat "$WORK/err")" "phantom export: $want"
 done
 
+# 4c. A wrong trace: an Alltoallv or Reduce_scatter one per-rank size short
+#    (groups of 3 and 2: rank 0 has 1 of 2 remote sizes, or 2 of 3 local
+#    ones).  phantom predict stops with one line naming the rank, the event
+#    and the sizes; phantom export drops the call, and says so once.
+for x in "alltoallv:MPI_Alltoallv:1 per-rank sizes for a remote group of 2" \
+  "reduce_scatter:MPI_Reduce_scatter:2 per-rank sizes for a local group of 3"; do
+  coll=${x%%:*} rest=${x#*:}
+  op=${rest%%:*} what=${rest#*:}
+  "$SYNTH" intercomm "$WORK/short-$coll" --ranks 5 --op $coll --bytes 64 --short-sizes
+  $PREDICT "$WORK/short-$coll" --platform "$WORK/plat.conf" > /dev/null 2> "$WORK/err" &&
+    fail "$coll: per-rank sizes short, predicted"
+  expect "$coll: predict's error" "$(cat "$WORK/err")" \
+    "phantom predict: $WORK/short-$coll: rank 0: event 1 ($op): $what"
+  $PHANTOM export "$WORK/short-$coll" --format simgrid -o "$WORK/short.tit" > /dev/null 2> "$WORK/err" ||
+    fail "$coll: per-rank sizes short, not exported: $(cat "$WORK/err")"
+  expect "$coll: export's note" "$(cat "$WORK/err")" \
+    "phantom export: approximated: 5 calls: v-collectives with fewer per-rank sizes than ranks dropped"
+done
+
 # 5. Message by message: a local group of 3 and a remote one of 2.  Only
 #    the local rank 0 talks to the remote group (rN: its rank N), in one
 #    round of its own, between the local reduce's rounds and the broadcast's.
