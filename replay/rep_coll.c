@@ -125,8 +125,10 @@ static void touch_inputs(const ph_call *c, const rep_comm *k)
         rep_touch(c->sbuf, c->count * w.n, c->dtype);
         break;
     case PH_OP_REDUCE_SCATTER: case PH_OP_IREDUCE_SCATTER: {
+        /* recvcounts has an entry per rank of the local group, even on an
+         * intercommunicator (w.n is then the remote group's size) */
         int total = 0;
-        for (int i = 0; c->rcounts && i < w.n; i++)
+        for (int i = 0; c->rcounts && i < k->size; i++)
             total += c->rcounts[i];
         rep_touch(in, total, c->dtype);
         break;
