@@ -919,6 +919,27 @@ static int coll_sizes(tctx *t, ins_coll *c, uint64_t *dbytes)
     return 0;
 }
 
+/* Drops c's sizes and fails the simulation: they add up past 2^64 bytes.
+ * Out of line: build_coll runs sizes_wrap for every collective. */
+static __attribute__((noinline, cold)) int sizes_wrapped(tctx *t, ins_coll *c, uint32_t n)
+{
+    free(c->v);
+    c->v = NULL;
+    return sim_fail(t->s, "rank %u: event %llu (%s): its sizes on %u ranks add up past 2^64 bytes", t->rank,
+                    (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name, n);
+}
+
+/* A round moves at most every member's block or all of c's n per-rank
+ * sizes: sizes adding up past 2^64 bytes (or wraps, already found) would
+ * wrap around to small ones in coll.c's sums.  -1 then, else 0. */
+static inline int sizes_wrap(tctx *t, ins_coll *c, uint32_t n, int wraps)
+{
+    uint64_t all = 0;
+    for (uint32_t i = 0; c->v && i < n; i++)
+        wraps |= __builtin_add_overflow(all, c->v[i], &all);
+    return wraps ? sizes_wrapped(t, c, n) : 0;
+}
+
 /* Counts an intercommunicator collective once a call: at the local rank 0
  * of the side with the lower id.  0. */
 static int count_inter(sim *s, int32_t me, uint32_t comm, int coll)
@@ -947,16 +968,7 @@ static int inter_vsizes(tctx *t, ins_coll *c)
         memcpy(c->v + n, ev->rbytes_v, n * sizeof *c->v);
         return 0;
     }
-    uint64_t all = 0; /* a Reduce_scatter moves the sum */
-    int wraps = 0;
-    for (uint32_t i = 0; i < n; i++)
-        wraps |= __builtin_add_overflow(all, c->v[i], &all);
-    if (!wraps)
-        return 0;
-    free(c->v);
-    c->v = NULL;
-    return sim_fail(t->s, "rank %u: event %llu (%s): its sizes on %u ranks add up past 2^64 bytes", t->rank,
-                    (unsigned long long)ev->seq, ph_ops[ev->op].name, n);
+    return sizes_wrap(t, c, n, 0); /* a Reduce_scatter moves the sum */
 }
 
 /* A collective on intercommunicator comm (coll.c: inter): Barrier, Bcast,
@@ -1049,19 +1061,9 @@ static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
     uint64_t dbytes = 0;
     if (coll_sizes(t, c, &dbytes) < 0)
         return -1;
-    /* A round moves at most every member's block (or all the per-rank
-     * sizes): sizes adding up past 2^64 bytes would wrap around to small
-     * ones in coll.c's sums. */
-    uint64_t all, vall = 0;
-    int wraps = __builtin_mul_overflow(c->count * c->esize, (uint64_t)c->size, &all);
-    for (uint32_t i = 0; c->v && i < c->size; i++)
-        wraps |= __builtin_add_overflow(vall, c->v[i], &vall);
-    if (wraps) {
-        free(c->v);
-        c->v = NULL;
-        return sim_fail(s, "rank %u: event %llu (%s): its sizes on %u ranks add up past 2^64 bytes",
-                        t->rank, (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name, c->size);
-    }
+    uint64_t all;
+    if (sizes_wrap(t, c, c->size, __builtin_mul_overflow(c->count * c->esize, (uint64_t)c->size, &all)) < 0)
+        return -1;
     /* Every member makes the same decision, call after call: ask the rule
      * once per communicator, collective and size. */
     comm_cache *cc = &s->comms[comm];
