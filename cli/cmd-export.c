@@ -400,21 +400,13 @@ static void wait_keys(xrank *r, const xkey *k, uint32_t n)
 /* The two sides of an intercommunicator are two communicators of the trace
  * (each side's local group first): both use the lower id for their tags.
  * The other side is the one with the paired gid, else the first whose groups
- * are this one's swapped (ph_comm_other_side), as phantom predict pairs them. */
+ * are this one's swapped (ph_trace_comm_other_side), as phantom predict pairs them. */
 static uint32_t canon_comm(exporter *x, uint32_t comm)
 {
     if (comm >= x->ncomms)
         return comm;
     if (x->canon[comm] == UINT32_MAX) {
-        const ph_comm_info *c = ph_trace_comm(x->t, comm);
-        uint32_t other = comm;
-        for (uint32_t i = 0; c->remote_size && i < x->ncomms; i++) {
-            int side = i == comm ? 0 : ph_comm_other_side(c, ph_trace_comm(x->t, i));
-            if (side == 2 || (side == 1 && other == comm))
-                other = i;
-            if (side == 2)
-                break;
-        }
+        uint32_t other = ph_trace_comm_other_side(x->t, comm);
         x->canon[comm] = other < comm ? other : comm;
     }
     return x->canon[comm];

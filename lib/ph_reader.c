@@ -1717,6 +1717,20 @@ const ph_comm_info *ph_trace_comm(const ph_trace *t, uint32_t id)
     return id < t->ncomms ? &t->comms[id] : NULL;
 }
 
+uint32_t ph_trace_comm_other_side(const ph_trace *t, uint32_t id)
+{
+    const ph_comm_info *c = ph_trace_comm(t, id);
+    uint32_t other = id;
+    for (uint32_t i = 0; c && c->remote_size && i < t->ncomms; i++) {
+        int side = i == id ? 0 : ph_comm_other_side(c, &t->comms[i]);
+        if (side == 2)
+            return i;
+        if (side == 1 && other == id)
+            other = i;
+    }
+    return other;
+}
+
 const ph_site_info *ph_trace_site(const ph_trace *t, uint32_t id)
 {
     return id < t->nsites ? &t->sites[id] : NULL;

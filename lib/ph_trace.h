@@ -285,6 +285,10 @@ static inline void ph_site_op_note(uint16_t *op, uint16_t call)
 const char *ph_trace_meta(const ph_trace *t, const char *key);
 uint32_t ph_trace_ncomms(const ph_trace *t);
 const ph_comm_info *ph_trace_comm(const ph_trace *t, uint32_t id);
+/* The id of the other side of intercommunicator id: the one with the paired
+ * gid, else the first whose groups are id's swapped (ph_comm_other_side);
+ * id itself when it is no intercommunicator or the trace lacks the other. */
+uint32_t ph_trace_comm_other_side(const ph_trace *t, uint32_t id);
 uint32_t ph_trace_nsites(const ph_trace *t);
 const ph_site_info *ph_trace_site(const ph_trace *t, uint32_t id);
 /* Per-rank call counts of counted-only and unknown functions. */
