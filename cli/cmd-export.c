@@ -90,7 +90,8 @@ static const char *const approx_what[AP_COUNT] = {
     [AP_COLL_P2P] = "collectives on sub-communicators, Scan and Exscan replayed as the point-to-point "
                     "messages of phantom predict's algorithm (TI collectives are on MPI_COMM_WORLD only)",
     [AP_ICOLL] = "nonblocking collectives replayed blocking where the trace completed them",
-    [AP_INTER] = "intercommunicator Gatherv, Scatterv and Allgatherv dropped (phantom predict skips them too)",
+    [AP_INTER] = "intercommunicator collectives not simulated dropped: a Gatherv, Scatterv or Allgatherv whose "
+                 "group's sizes no event of the other group holds, or a Scan (phantom predict skips them too)",
     [AP_FREED] = "active requests freed or cancelled: never waited for",
     [AP_COLLIDE] = "requests posted while one with the same source, destination and tag was pending "
                    "(SimGrid's replay keeps only the older)",
@@ -261,6 +262,7 @@ typedef struct xrank {
     wres *wild;
     size_t nwild, wpos;
     int prescanned;
+    uint64_t *vcalls; /* per communicator: its Gatherv, Scatterv and Allgatherv so far */
 } xrank;
 
 struct exporter {
@@ -278,6 +280,7 @@ struct exporter {
     uint32_t *canon;     /* per communicator: the id its tags use (UINT32_MAX: not known yet) */
     dentry cache[DC_SLOTS];
     size_t cached;
+    simmpi_group_sizes *gs; /* intercommunicator groups' sizes, scanned when first needed */
     char *dir;           /* OUT.d, absolute */
     char pfname[SIMMPI_NAME_MAX]; /* the platform's name, safe inside an XML comment */
 };
@@ -626,6 +629,35 @@ static int coll_args(const ph_event *ev, int coll, uint32_t me, simmpi_coll_args
     return nv && nv < a->size ? -1 : 0;
 }
 
+/* An intercommunicator's Gatherv, Scatterv or Allgatherv on side comm, as
+ * phantom predict reads it (simmpi/frontend.c, inter_group_sizes): this
+ * rank's bytes, the local group's sizes from the other group's events and
+ * the remote group's from this rank's.  CLI_OK with *drop: 0, or the
+ * approximation that drops it. */
+static int group_args(xrank *r, const ph_event *ev, uint32_t comm, simmpi_coll_args *a, int *drop)
+{
+    exporter *x = r->x;
+    uint64_t k = r->vcalls[comm]++;
+    int here = a->root == SIMMPI_ROOT_HERE, all = a->coll == SIMMPI_ALLGATHERV, scatter = a->coll == SIMMPI_SCATTERV;
+    uint32_t nremote = scatter ? ev->nsbytes : ev->nrbytes;
+    a->count = scatter ? ev->rbytes : ev->bytes;
+    a->esize = 1;
+    *drop = 0;
+    if ((all || here) && nremote < a->remote_size)
+        *drop = AP_VSIZES;
+    if (*drop || (!all && a->root == SIMMPI_ROOT_NONE))
+        return CLI_OK;
+    a->rvbytes = all || here ? (scatter ? ev->sbytes : ev->rbytes_v) : NULL;
+    if (here)
+        return CLI_OK;
+    ph_err err;
+    if (!x->gs && simmpi_group_sizes_scan(x->t, &x->gs, &err) < 0)
+        return cli_error("export", "%s", err.msg);
+    if (!(a->vbytes = simmpi_group_sizes_get(x->gs, comm, k)))
+        *drop = AP_INTER;
+    return CLI_OK;
+}
+
 /* My messages of a decomposition, round by round: the receives and sends of
  * a round are posted together and waited for before the next round. */
 static int emit_rounds(xrank *r, const dentry *d, uint32_t me, const ph_comm_info *ci, uint32_t slot)
@@ -670,6 +702,7 @@ static int decomposed(xrank *r, const ph_event *ev, int coll, uint32_t comm, con
     simmpi_coll_args a = {.coll = (simmpi_coll)coll, .alg = x->pf.coll_alg[coll], .size = ci->size,
                           .forced_algs = x->pf.coll_alg};
     a.root = ev->root >= 0 && (uint32_t)ev->root < ci->size ? (uint32_t)ev->root : 0;
+    uint32_t side = comm;
     if (ci->remote_size) { /* as phantom predict runs it (simmpi: coll.c, inter) */
         a.alg = 0;
         a.remote_size = ci->remote_size;
@@ -681,8 +714,15 @@ static int decomposed(xrank *r, const ph_event *ev, int coll, uint32_t comm, con
                              ull(ev->seq), ph_ops[ev->op].name, ev->root, ci->remote_size, comm);
         comm = canon_comm(x, comm); /* both sides' messages in one slot */
     }
-    if (coll_args(ev, coll, (uint32_t)me, &a) < 0) {
-        x->approx[AP_VSIZES]++;
+    int drop = 0;
+    if (ci->remote_size && simmpi_inter_group_sized((simmpi_coll)coll)) {
+        if (group_args(r, ev, side, &a, &drop) != CLI_OK)
+            return CLI_ERR;
+    } else if (coll_args(ev, coll, (uint32_t)me, &a) < 0) {
+        drop = AP_VSIZES;
+    }
+    if (drop) {
+        x->approx[drop]++;
         return CLI_OK;
     }
     x->approx[AP_COLL_P2P]++; /* only when it is replayed so */
@@ -1296,6 +1336,8 @@ static void rank_reset(xrank *r)
     r->nactive = r->nzombie = 0;
     r->nwild = r->wpos = 0;
     r->prescanned = 0;
+    if (r->vcalls)
+        memset(r->vcalls, 0, r->x->ncomms * sizeof *r->vcalls);
     r->comp_ns = r->prev_exit = r->actions = 0;
     r->started = 0;
 }
@@ -1573,6 +1615,8 @@ static void teardown(exporter *x, xrank *r)
     rank_reset(r);
     map_free(&r->reqs), map_free(&r->chans), map_free(&r->keys);
     free(r->wild);
+    free(r->vcalls);
+    simmpi_group_sizes_free(x->gs);
     for (size_t i = 0; i < DC_SLOTS; i++)
         dc_drop(x, &x->cache[i]);
     free(x->worldlike), free(x->me_for), free(x->me_of), free(x->canon), free(x->dir);
@@ -1618,6 +1662,8 @@ static int run(int argc, char **argv)
     exporter x = {.trace = o.trace, .out = o.out};
     xrank r = {.x = &x};
     rc = setup(&x, &o);
+    if (rc == CLI_OK && !(r.vcalls = calloc(x.ncomms ? x.ncomms : 1, sizeof *r.vcalls)))
+        rc = oom();
     for (uint32_t i = 0; rc == CLI_OK && i < x.n; i++)
         rc = export_rank(&x, &r, i);
     if (rc == CLI_OK)

@@ -534,8 +534,9 @@ static void print_tables(const report *r)
         printf("\nwarning: %llu messages were sent but never received\n",
                (unsigned long long)r->res->unmatched_sends);
     if (r->res->unsimulated_colls)
-        printf("\nnote: %llu calls of Gatherv, Scatterv or Allgatherv on intercommunicators were not\n"
-               "simulated: they cost nothing here (doc/simmpi.md section 5)\n",
+        printf("\nnote: %llu collective calls on intercommunicators were not simulated (a Gatherv,\n"
+               "Scatterv or Allgatherv whose group's sizes no event of the other group holds, or a\n"
+               "Scan): they cost nothing here (doc/simmpi.md section 5)\n",
                (unsigned long long)r->res->unsimulated_colls);
     print_poll_note(r->res);
 }

@@ -23,8 +23,10 @@
  * with its bytes ("R rN dst round bytes"), which the remote group's
  * decomposition sends.  RBYTES: an Allgather's receive block (default
  * COUNT * ESIZE, the send block's).  V: an Alltoallv's bytes to each remote
- * rank then from each (2 x RSIZE), or a Reduce_scatter's receive sizes in
- * the local group (SIZE); every local rank is listed with these. */
+ * rank then from each (2 x RSIZE), a Reduce_scatter's receive sizes in
+ * the local group (SIZE), or a Gatherv's, Scatterv's or Allgatherv's bytes
+ * of each rank of the local group, then of the remote group (SIZE +
+ * RSIZE); every local rank is listed with these. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,16 +108,17 @@ static int inter_main(int argc, char **argv)
                           .count = strtoull(argv[7], NULL, 10), .esize = (uint32_t)atoi(argv[8]),
                           .remote_size = (uint32_t)atoi(argv[2])};
     int a2a = coll == SIMMPI_ALLTOALLV, rs = coll == SIMMPI_REDUCE_SCATTER;
-    uint32_t nv = a2a ? 2 * a.remote_size : rs ? a.size : coll == SIMMPI_ALLGATHER;
-    if ((uint32_t)(argc - 9) > nv || ((a2a || rs) && (uint32_t)(argc - 9) != nv)) {
+    int grouped = coll >= 0 && simmpi_inter_group_sized((simmpi_coll)coll), sized = a2a || rs || grouped;
+    uint32_t nv = a2a ? 2 * a.remote_size : rs ? a.size : grouped ? a.size + a.remote_size : coll == SIMMPI_ALLGATHER;
+    if ((uint32_t)(argc - 9) > nv || (sized && (uint32_t)(argc - 9) != nv)) {
         fprintf(stderr, "coll-list: %d per-rank sizes for '%s' on groups of %u and %u\n", argc - 9, argv[3],
                 a.size, a.remote_size);
         return 2;
     }
-    a.rblock = argc == 10 && !a2a && !rs ? strtoull(argv[9], NULL, 10) : a.count * a.esize;
-    uint64_t *v = a2a || rs ? sizes_of(argv + 9, nv) : NULL;
+    a.rblock = argc == 10 && !sized ? strtoull(argv[9], NULL, 10) : a.count * a.esize;
+    uint64_t *v = sized ? sizes_of(argv + 9, nv) : NULL;
     a.vbytes = v;
-    a.rvbytes = a2a && v ? v + a.remote_size : NULL;
+    a.rvbytes = !v ? NULL : a2a ? v + a.remote_size : grouped ? v + a.size : NULL;
     int used = coll < 0 || a.remote_size == 0 ? -1 : simmpi_coll_messages(&a, print_msg, NULL, 1);
     free(v);
     if (used < 0) {

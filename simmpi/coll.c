@@ -1185,6 +1185,71 @@ static int inter_alltoall(const ins_coll *c, rb *b)
     return 1;
 }
 
+/* Gatherv, Scatterv and Allgatherv (coll/inter) move a whole group's data
+ * through its rank 0.  c->v: the bytes of each rank of the local group
+ * (size), then of the remote group (rsize), each where needed; c->count
+ * (esize 1) this rank's own.  vsum: a group's total. */
+static uint64_t vsum(const uint64_t *v, uint32_t n)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; v && i < n; i++)
+        s += v[i];
+    return s;
+}
+
+/* The group's counts (an int each) gathered to rank 0, then their data
+ * (a Gatherv, esize 1). */
+static void inter_gather_counts_data(const ins_coll *c, rb *b)
+{
+    ins_coll ints = *c;
+    ints.esize = 4;
+    inter_local(&ints, b, SIMMPI_GATHER, 1);
+    inter_local(c, b, SIMMPI_GATHERV, c->count);
+}
+
+/* Gatherv: the root takes the group's data from remote rank 0 in one message. */
+static int inter_gatherv(const ins_coll *c, rb *b)
+{
+    if (c->root == COLL_ROOT_HERE)
+        return inter_round(b, 0, 1, 0, 0);
+    if (c->root == COLL_ROOT_NONE)
+        return 0;
+    inter_gather_counts_data(c, b);
+    if (c->me == 0)
+        inter_round(b, c->root, 0, vsum(c->v, c->size), 1);
+    return b->hit;
+}
+
+/* Scatterv: the root sends remote rank 0 the counts (an int a rank), then
+ * the data, which rank 0 scatters (a Scatterv) in its group. */
+static int inter_scatterv(const ins_coll *c, rb *b)
+{
+    if (c->root == COLL_ROOT_HERE) {
+        inter_round(b, 0, 0, 4 * (uint64_t)c->rsize, 1);
+        inter_round(b, 0, 0, vsum(c->v + c->size, c->rsize), 1);
+        return b->hit;
+    }
+    if (c->root == COLL_ROOT_NONE)
+        return 0;
+    if (c->me == 0) {
+        inter_round(b, c->root, 1, 0, 0);
+        inter_round(b, c->root, 1, 0, 0);
+    }
+    return inter_local(c, b, SIMMPI_SCATTERV, 1);
+}
+
+/* Allgatherv: each group's data to its rank 0, the two rank 0s swap them,
+ * and each broadcasts the other group's (bytes) in its group. */
+static int inter_allgatherv(const ins_coll *c, rb *b)
+{
+    inter_gather_counts_data(c, b);
+    if (c->me == 0)
+        inter_round(b, 0, 1, vsum(c->v, c->size), 1);
+    ins_coll bytes = *c;
+    bytes.esize = 1;
+    return inter_local(&bytes, b, SIMMPI_BCAST, vsum(c->v + c->size, c->rsize));
+}
+
 static int inter(const ins_coll *c, rb *b)
 {
     uint64_t count = c->coll == SIMMPI_BARRIER ? 1 : c->count;
@@ -1197,6 +1262,9 @@ static int inter(const ins_coll *c, rb *b)
     case SIMMPI_ALLTOALL:
     case SIMMPI_ALLTOALLV: return inter_alltoall(c, b);
     case SIMMPI_ALLGATHER: return inter_allgather(c, b);
+    case SIMMPI_GATHERV: return inter_gatherv(c, b);
+    case SIMMPI_SCATTERV: return inter_scatterv(c, b);
+    case SIMMPI_ALLGATHERV: return inter_allgatherv(c, b);
     case SIMMPI_REDUCE_SCATTER:
     case SIMMPI_REDUCE_SCATTER_BLOCK: return inter_reduce_scatter(c, b);
     case SIMMPI_BARRIER:
@@ -1212,11 +1280,14 @@ static int inter(const ins_coll *c, rb *b)
     }
 }
 
-/* The bytes of c's message from remote rank peer, as its sender sends them
- * (a rank sees its own group's decomposition only). */
-uint64_t coll_inter_recv_bytes(const ins_coll *c, uint32_t peer)
+/* The bytes of c's message from remote rank peer in round k, as its sender
+ * sends them (a rank sees its own group's decomposition only). */
+uint64_t coll_inter_recv_bytes(const ins_coll *c, uint32_t peer, uint32_t k)
 {
     switch (c->coll) {
+    case SIMMPI_GATHERV:
+    case SIMMPI_ALLGATHERV: return vsum(c->v + c->size, c->rsize); /* the remote group's data */
+    case SIMMPI_SCATTERV: return k == 0 ? 4 * (uint64_t)c->size : vsum(c->v, c->size); /* counts, data */
     case SIMMPI_BARRIER: return 4;
     case SIMMPI_GATHER: return B(c) * c->rsize; /* the remote group's blocks, at the root */
     case SIMMPI_SCATTER: return B(c) * c->size; /* this group's blocks, at its rank 0 */

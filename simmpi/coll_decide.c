@@ -202,10 +202,7 @@ int simmpi_coll_from_name(const char *name)
 
 const char *simmpi_alg_name(simmpi_coll c, int alg)
 {
-    if (alg == SIMMPI_ALG_INTER && (c == SIMMPI_BARRIER || c == SIMMPI_BCAST || c == SIMMPI_REDUCE ||
-                                    c == SIMMPI_ALLREDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER ||
-                                    c == SIMMPI_ALLTOALL || c == SIMMPI_ALLTOALLV || c == SIMMPI_ALLGATHER ||
-                                    c == SIMMPI_REDUCE_SCATTER || c == SIMMPI_REDUCE_SCATTER_BLOCK))
+    if (alg == SIMMPI_ALG_INTER && (unsigned)c < SIMMPI_NCOLL && c != SIMMPI_SCAN && c != SIMMPI_EXSCAN)
         return "inter";
     if ((unsigned)c >= SIMMPI_NCOLL || alg < 0 || alg >= 10)
         return NULL;
@@ -237,7 +234,8 @@ int coll_alg_resolve(simmpi_coll c, int forced, uint32_t size, uint64_t bytes)
 
 int simmpi_inter_rooted(simmpi_coll c)
 {
-    return c == SIMMPI_BCAST || c == SIMMPI_REDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER;
+    return c == SIMMPI_BCAST || c == SIMMPI_REDUCE || c == SIMMPI_GATHER || c == SIMMPI_SCATTER ||
+           c == SIMMPI_GATHERV || c == SIMMPI_SCATTERV;
 }
 
 int simmpi_inter_root_valid(simmpi_coll c, uint32_t root, uint32_t remote_size)
@@ -257,8 +255,12 @@ static int inter_args_alg(const simmpi_coll_args *a)
         return -1;
     if (!simmpi_inter_root_valid(a->coll, a->root, a->remote_size))
         return -1;
+    int here = a->root == SIMMPI_ROOT_HERE, all = a->coll == SIMMPI_ALLGATHERV;
+    int grouped = simmpi_inter_group_sized(a->coll);
     if ((a->coll == SIMMPI_ALLTOALLV && !(a->vbytes && a->rvbytes)) ||
-        (a->coll == SIMMPI_REDUCE_SCATTER && !a->vbytes))
+        (a->coll == SIMMPI_REDUCE_SCATTER && !a->vbytes) ||
+        (grouped && (all || (!here && a->root != SIMMPI_ROOT_NONE)) && !a->vbytes) ||
+        (grouped && (all || here) && !a->rvbytes))
         return -1; /* their per-rank sizes are missing */
     return SIMMPI_ALG_INTER;
 }
@@ -289,7 +291,7 @@ static int rank_rounds(const ins_coll *c, const uint8_t *forced, coll_round *cr,
             return hit < 0 ? -1 : (int)k;
         for (uint32_t i = 0; recvs && i < cr->nrecv; i++) {
             uint32_t src = cr->recv[i].peer;
-            uint64_t bytes = src & SIMMPI_REMOTE ? coll_inter_recv_bytes(c, src & ~SIMMPI_REMOTE) : 0;
+            uint64_t bytes = src & SIMMPI_REMOTE ? coll_inter_recv_bytes(c, src & ~SIMMPI_REMOTE, k) : 0;
             fn(ctx, &(simmpi_coll_msg){.src = src, .dst = me, .round = k, .bytes = bytes}, 1);
         }
         for (uint32_t i = 0; i < cr->nsend; i++)
@@ -310,12 +312,18 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
     }
     if (a->remote_size && a->coll == SIMMPI_ALLGATHER)
         c.v = (uint64_t *)&a->rblock; /* coll.c's inter_allgather reads it */
-    uint64_t *both = NULL; /* an intercommunicator's Alltoallv: the bytes to, then from, each remote rank */
-    if (a->remote_size && a->coll == SIMMPI_ALLTOALLV) {
-        if (!a->vbytes || !a->rvbytes || !(both = malloc(2 * (size_t)a->remote_size * sizeof *both)))
+    /* an intercommunicator's Alltoallv: the bytes to, then from, each remote
+     * rank; its Gatherv, Scatterv and Allgatherv: the local group's, then
+     * the remote group's (0 where not needed) */
+    uint64_t *both = NULL;
+    if (a->remote_size && (a->coll == SIMMPI_ALLTOALLV || simmpi_inter_group_sized(a->coll))) {
+        uint32_t nv = a->coll == SIMMPI_ALLTOALLV ? a->remote_size : a->size;
+        if (inter_args_alg(a) < 0 || !(both = calloc((size_t)nv + a->remote_size, sizeof *both)))
             return -1;
-        memcpy(both, a->vbytes, a->remote_size * sizeof *both);
-        memcpy(both + a->remote_size, a->rvbytes, a->remote_size * sizeof *both);
+        if (a->vbytes)
+            memcpy(both, a->vbytes, nv * sizeof *both);
+        if (a->rvbytes)
+            memcpy(both + nv, a->rvbytes, a->remote_size * sizeof *both);
         c.v = both;
     }
     int rounds = rank_rounds(&c, a->forced_algs, cr, fn, ctx, recvs);

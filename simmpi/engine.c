@@ -1726,8 +1726,10 @@ static void teardown(sim *s)
         fe_free(&s->r[i].fe);
         free(s->r[i].creq);
     }
-    for (uint32_t i = 0; i < s->ncomms; i++)
+    for (uint32_t i = 0; i < s->ncomms; i++) {
         free(s->comms[i].rank_of);
+        free(s->comms[i].vcalls);
+    }
     free(s->comms);
     free(s->r);
     free(s->own_node_of);

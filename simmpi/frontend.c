@@ -940,6 +940,12 @@ static inline int sizes_wrap(tctx *t, ins_coll *c, uint32_t n, int wraps)
     return wraps ? sizes_wrapped(t, c, n) : 0;
 }
 
+static int unsimulated(sim *s)
+{
+    s->res->unsimulated_colls++;
+    return 1;
+}
+
 /* Counts an intercommunicator collective once a call: at the local rank 0
  * of the side with the lower id.  0. */
 static int count_inter(sim *s, int32_t me, uint32_t comm, int coll)
@@ -971,19 +977,53 @@ static int inter_vsizes(tctx *t, ins_coll *c)
     return sizes_wrap(t, c, n, 0); /* a Reduce_scatter moves the sum */
 }
 
-/* A collective on intercommunicator comm (coll.c: inter): Barrier, Bcast,
- * Reduce, Allreduce, Gather, Scatter, Allgather, Alltoall(v) and
- * Reduce_scatter(_block), as Open MPI runs them; 1 for Gatherv, Scatterv
- * and Allgatherv, which are not simulated. */
+/* An intercommunicator's Gatherv, Scatterv or Allgatherv: c->v holds the
+ * local group's sizes (from the other group's events: the source's
+ * group_sizes, by the call's place among comm's), then the remote group's
+ * (this rank's event), where coll.c's inter_gatherv needs them; c->count
+ * (esize 1) this rank's own bytes.  1: not known (not simulated). */
+static int inter_group_sizes(tctx *t, ins_coll *c, uint32_t comm)
+{
+    sim *s = t->s;
+    const ph_event *ev = t->ev;
+    comm_cache *cc = &s->comms[comm];
+    if (!cc->vcalls && !(cc->vcalls = calloc(c->size, sizeof *cc->vcalls)))
+        return sim_fail(s, "out of memory (rank %u)", t->rank);
+    uint64_t k = cc->vcalls[c->me]++;
+    int here = c->root == COLL_ROOT_HERE, all = c->coll == SIMMPI_ALLGATHERV, scatter = c->coll == SIMMPI_SCATTERV;
+    const uint64_t *local = NULL, *remote = scatter ? ev->sbytes : ev->rbytes_v;
+    uint32_t nremote = scatter ? ev->nsbytes : ev->nrbytes;
+    if (!s->src->group_sizes)
+        return 1;
+    if ((all || here) && nremote < c->rsize)
+        return sim_fail(s, "rank %u: event %llu (%s): %u per-rank sizes for a remote group of %u", t->rank,
+                        (unsigned long long)ev->seq, ph_ops[ev->op].name, nremote, c->rsize);
+    ph_err e;
+    if (!here && c->root != COLL_ROOT_NONE && s->src->group_sizes(s->src->ctx, comm, k, &local, &e) < 0)
+        return sim_fail(s, "%s", e.msg);
+    if (!here && c->root != COLL_ROOT_NONE && !local)
+        return 1;
+    c->count = scatter ? ev->rbytes : ev->bytes;
+    c->esize = 1;
+    if (!(c->v = calloc((size_t)c->size + c->rsize, sizeof *c->v)))
+        return sim_fail(s, "out of memory (rank %u)", t->rank);
+    if (local)
+        memcpy(c->v, local, c->size * sizeof *c->v);
+    if (all || here)
+        memcpy(c->v + c->size, remote, c->rsize * sizeof *c->v);
+    return sizes_wrap(t, c, c->size + c->rsize, 0);
+}
+
+/* A collective on intercommunicator comm (coll.c: inter): all but Scan and
+ * Exscan, as Open MPI runs them; 1 for a Gatherv, Scatterv or Allgatherv
+ * whose group's sizes are not known, which is not simulated. */
 static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, int coll, uint32_t comm,
                                                             const ph_comm_info *ci)
 {
     sim *s = t->s;
     const ph_event *ev = t->ev;
-    if (!simmpi_alg_name((simmpi_coll)coll, SIMMPI_ALG_INTER)) { /* the ones coll.c's inter runs */
-        s->res->unsimulated_colls++;
-        return 1;
-    }
+    if (!simmpi_alg_name((simmpi_coll)coll, SIMMPI_ALG_INTER)) /* the ones coll.c's inter runs */
+        return unsimulated(s);
     int32_t me = sim_comm_rank(s, comm, t->rank);
     if (me < 0)
         return sim_fail(s, "rank %u: event %llu (%s): rank %u is not in communicator %u", t->rank,
@@ -1014,6 +1054,10 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
         set_block(c, 0, 0);
     else if (coll == SIMMPI_ALLTOALLV || coll == SIMMPI_REDUCE_SCATTER)
         return inter_vsizes(t, c) < 0 ? -1 : count_inter(s, me, comm, coll);
+    else if (simmpi_inter_group_sized((simmpi_coll)coll)) {
+        int rc = inter_group_sizes(t, c, comm);
+        return rc < 0 ? -1 : rc ? unsimulated(s) : count_inter(s, me, comm, coll);
+    }
     else
         set_block(c, recvs ? ev->rcount : ev->count, recvs ? ev->rbytes : ev->bytes);
     uint64_t block, all; /* a Gather or Scatter moves a whole group's blocks in one message */

@@ -74,7 +74,10 @@ typedef struct ins_coll {
                               * group's, root: COLL_ROOT_HERE, COLL_ROOT_NONE or a remote
                               * rank); 0 on an intracommunicator */
     uint64_t *v;             /* v-collectives: bytes per rank (malloc'd), else NULL; an
-                              * intercommunicator's Allgather: its receive block's bytes, one */
+                              * intercommunicator's Allgather: its receive block's bytes, one;
+                              * its Alltoallv: to each remote rank, then from each; its
+                              * Gatherv, Scatterv, Allgatherv: the local group's, then the
+                              * remote group's (coll.c: inter_gatherv) */
 } ins_coll;
 /* An intercommunicator collective's root as its own group sees it: MPI_ROOT
  * (this rank) or MPI_PROC_NULL (another rank of the root's group). */
@@ -311,6 +314,8 @@ typedef struct comm_cache {
     uint8_t ctx_known;
     uint8_t last_coll, last_alg; /* the last decision on it (last_alg 0: none) */
     uint64_t last_bytes;
+    uint64_t *vcalls;    /* an intercommunicator side's Gatherv, Scatterv and Allgatherv
+                          * so far, per local rank (frontend.c: inter_group_sizes) */
 } comm_cache;
 
 /* A rank's events in the heap other than its RESUME: how many, and the
@@ -451,6 +456,6 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
                        void *ctx, int recvs);
 int coll_round_reserve(coll_round *r, uint32_t n);
 /* An intercommunicator collective's message from the remote group: its bytes. */
-uint64_t coll_inter_recv_bytes(const ins_coll *c, uint32_t peer);
+uint64_t coll_inter_recv_bytes(const ins_coll *c, uint32_t peer, uint32_t k);
 
 #endif

@@ -51,8 +51,7 @@ typedef enum simmpi_coll {
     SIMMPI_SCAN, SIMMPI_EXSCAN, SIMMPI_NCOLL
 } simmpi_coll;
 /* The algorithm number of collectives on an intercommunicator (Open MPI's
- * coll/inter and coll/basic: Barrier, Bcast, Reduce, Allreduce, Gather,
- * Scatter, Allgather, Alltoall, Reduce_scatter_block), named "inter". */
+ * coll/inter and coll/basic: all but Scan and Exscan), named "inter". */
 #define SIMMPI_ALG_INTER 15
 /* The collective of a trace op (blocking and nonblocking alike), or -1. */
 int simmpi_coll_of(uint16_t op);
@@ -137,11 +136,15 @@ typedef struct simmpi_coll_args {
     uint32_t esize;       /* bytes per element */
     /* v-collectives: bytes per rank (size entries), else NULL; on an
      * intercommunicator, an Alltoallv's are sent to each remote rank
-     * (remote_size entries) and a Reduce_scatter's are its local receive
-     * sizes (size entries) */
+     * (remote_size entries), a Reduce_scatter's are its local receive
+     * sizes, and a Gatherv's, Scatterv's or Allgatherv's are what each rank
+     * of the local group sends or receives (size entries; needed but at
+     * the root's side, simmpi_group_sizes), count * esize this rank's own */
     const uint64_t *vbytes;
     /* An intercommunicator's Alltoallv: the bytes received from each remote
-     * rank (remote_size entries; Open MPI posts no receive of 0 bytes). */
+     * rank (remote_size entries; Open MPI posts no receive of 0 bytes); its
+     * Gatherv's, Scatterv's or Allgatherv's: what each rank of the remote
+     * group sends or receives (needed at the root and in an Allgatherv). */
     const uint64_t *rvbytes;
     /* An intercommunicator's: the remote group's size (size is the local
      * group's; root SIMMPI_ROOT_HERE, SIMMPI_ROOT_NONE or a remote rank;
@@ -164,7 +167,7 @@ typedef struct simmpi_coll_args {
  * takes it; another negative value becomes one no remote group has. */
 uint32_t simmpi_inter_root(int32_t root);
 /* 1 if an intercommunicator's collective c has a root (Bcast, Reduce,
- * Gather, Scatter). */
+ * Gather(v), Scatter(v)). */
 int simmpi_inter_rooted(simmpi_coll c);
 /* 0 if root (as simmpi_inter_root gives it) cannot be c's on an
  * intercommunicator whose remote group has remote_size ranks. */
@@ -176,6 +179,23 @@ int simmpi_inter_root_valid(simmpi_coll c, uint32_t root, uint32_t remote_size);
  * decomposition (not listed) sends it.  Returns the algorithm used or -1. */
 typedef void (*simmpi_msg_fn)(void *ctx, const simmpi_coll_msg *m, int is_recv);
 int simmpi_coll_messages(const simmpi_coll_args *a, simmpi_msg_fn fn, void *ctx, int recvs);
+
+/* ---- an intercommunicator's group sizes (groupsizes.c) ---------------------- */
+
+/* On an intercommunicator, Open MPI runs Gatherv, Scatterv and Allgatherv
+ * through each group's rank 0, whose event does not hold what its group's
+ * ranks send or receive; the other group's events do.  A scan of trace t
+ * finds them (a whole decoding pass; none without intercommunicators). */
+typedef struct simmpi_group_sizes simmpi_group_sizes;
+int simmpi_group_sizes_scan(ph_trace *t, simmpi_group_sizes **out, ph_err *err);
+/* The bytes of each rank of comm's local group (its size entries) in its
+ * k-th (from 0) Gatherv, Scatterv or Allgatherv, blocking or not, on
+ * intercommunicator side comm; NULL if no event of the other group has
+ * them. */
+const uint64_t *simmpi_group_sizes_get(const simmpi_group_sizes *g, uint32_t comm, uint64_t k);
+void simmpi_group_sizes_free(simmpi_group_sizes *g);
+/* 1 for the collectives that need them on an intercommunicator. */
+int simmpi_inter_group_sized(simmpi_coll c);
 
 /* ---- event sources -------------------------------------------------------- */
 
@@ -190,6 +210,11 @@ typedef struct simmpi_source {
     /* Communicator by trace-wide id (NULL if unknown). */
     const ph_comm_info *(*comm)(void *ctx, uint32_t id);
     void *ctx;
+    /* An intercommunicator Gatherv's, Scatterv's or Allgatherv's sizes for
+     * comm's local group (simmpi_group_sizes_get): 0 with *v set, or NULL
+     * when unknown; -1 on error (err set).  May be NULL: those calls are
+     * then not simulated. */
+    int (*group_sizes)(void *ctx, uint32_t comm, uint64_t k, const uint64_t **v, ph_err *err);
     /* Events of all ranks together, for progress reports: 0 while not known
      * (yet).  May be NULL.  Called from the simulating thread. */
     uint64_t (*events_total)(void *ctx);
@@ -319,7 +344,8 @@ typedef struct simmpi_result {
     uint32_t nstuck;
     uint64_t unmatched_sends; /* messages nobody received */
     /* Collective calls (one a rank) not simulated, so costing nothing: on an
-     * intercommunicator, Gatherv, Scatterv and Allgatherv. */
+     * intercommunicator, a Gatherv, Scatterv or Allgatherv whose group's
+     * sizes are not known (simmpi_source.group_sizes), or a Scan. */
     uint64_t unsimulated_colls;
     /* Tests that completed nothing and Iprobes that found nothing, and what
      * they were charged (o_poll, o_iprobe): their number is the recorded

@@ -92,6 +92,8 @@ typedef struct trace_src {
     int counting;
     atomic_int count_stop;
     _Atomic uint64_t total;
+    /* intercommunicator groups' sizes, scanned when first asked (simulation) */
+    simmpi_group_sizes *gs;
 } trace_src;
 
 /* ---- decoding one event (the caller's thread) ------------------------------------ */
@@ -122,6 +124,17 @@ static const ph_comm_info *trace_comm(void *ctx, uint32_t id)
 {
     trace_src *ts = ctx;
     return id < ph_trace_ncomms(ts->t) ? ph_trace_comm(ts->t, id) : NULL;
+}
+
+/* Only a trace with an intercommunicator Gatherv, Scatterv or Allgatherv
+ * pays for the scan, once. */
+static int trace_group_sizes(void *ctx, uint32_t comm, uint64_t k, const uint64_t **v, ph_err *err)
+{
+    trace_src *ts = ctx;
+    if (!ts->gs && simmpi_group_sizes_scan(ts->t, &ts->gs, err) < 0)
+        return -1;
+    *v = simmpi_group_sizes_get(ts->gs, comm, k);
+    return 0;
 }
 
 /* ---- chunks -------------------------------------------------------------------------- */
@@ -429,7 +442,8 @@ int simmpi_source_trace(ph_trace *t, uint32_t threads, simmpi_source *src, ph_er
         ts->ended = calloc(n ? n : 1, 1);
     }
     *src = (simmpi_source){.nranks = n, .nsites = ph_trace_nsites(t), .next = trace_next,
-                           .comm = trace_comm, .ctx = ts, .events_total = trace_total};
+                           .comm = trace_comm, .group_sizes = trace_group_sizes, .ctx = ts,
+                           .events_total = trace_total};
     if (!ts || !ts->r || !ts->ended) {
         simmpi_source_trace_close(src);
         ph_err_set(err, "%s: out of memory", ph_trace_dir(t));
@@ -502,6 +516,7 @@ void simmpi_source_trace_close(simmpi_source *src)
     free(ts->th);
     free(ts->r);
     free(ts->ended);
+    simmpi_group_sizes_free(ts->gs);
     free(ts);
     src->ctx = NULL;
 }

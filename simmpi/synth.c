@@ -49,16 +49,18 @@
  *   intercomm   one collective --op (barrier, bcast, reduce, allreduce,
  *               gather, scatter, allgather, alltoall, alltoallv (K bytes
  *               to and from every remote rank), reduce_scatter (K bytes
- *               to every local rank) or reduce_scatter_block; or
- *               allgatherv, which is not simulated there) of K bytes, I
+ *               to every local rank), reduce_scatter_block, gatherv,
+ *               scatterv or allgatherv (rank i of a group sends, or a
+ *               Scatterv's receives, (i + 1) K bytes); or scan, which
+ *               is not defined there) of K bytes, I
  *               times, on an intercommunicator between the even ranks
  *               (group A) and the odd ones (group B); --root R: rank R
  *               of group A is the root (MPI_ROOT), A's others pass
  *               MPI_PROC_NULL and B's ranks R (an R past group A makes a
  *               wrong trace on purpose: B names a root A does not have);
  *               --nonblocking: its I-form, then compute --overlap and Wait;
- *               --short-sizes: an alltoallv's or reduce_scatter's arrays
- *               one size short (a wrong trace on purpose)
+ *               --short-sizes: a v-collective's arrays one size short
+ *               (a wrong trace on purpose)
  *
  * p2p takes --sendop send|ssend|bsend|rsend for the blocking send.
  */
@@ -254,12 +256,13 @@ static uint16_t coll_op(const char *name)
         {"alltoall", PH_OP_ALLTOALL}, {"gather", PH_OP_GATHER}, {"scatter", PH_OP_SCATTER},
         {"scan", PH_OP_SCAN}, {"exscan", PH_OP_EXSCAN}, {"reduce_scatter_block", PH_OP_REDUCE_SCATTER_BLOCK},
         {"allgatherv", PH_OP_ALLGATHERV}, /* allgatherv: K bytes, without per-rank sizes */
-        {"alltoallv", PH_OP_ALLTOALLV}, {"reduce_scatter", PH_OP_REDUCE_SCATTER}}; /* intercomm only */
+        {"alltoallv", PH_OP_ALLTOALLV}, {"reduce_scatter", PH_OP_REDUCE_SCATTER}, /* intercomm only */
+        {"gatherv", PH_OP_GATHERV}, {"scatterv", PH_OP_SCATTERV}};
     for (size_t i = 0; name && i < sizeof t / sizeof t[0]; i++)
         if (strcmp(name, t[i].n) == 0)
             return t[i].op;
     die("--op: barrier, bcast, reduce, allreduce, allgather, alltoall, gather, scatter, scan, exscan, "
-        "reduce_scatter_block, allgatherv (intercomm: also alltoallv, reduce_scatter)");
+        "reduce_scatter_block, allgatherv (intercomm: also alltoallv, reduce_scatter, gatherv, scatterv)");
     return 0;
 }
 
@@ -496,10 +499,43 @@ static void coll_v(W *w, uint16_t op, uint32_t comm, uint64_t bytes, uint32_t nl
     free(v);
 }
 
+/* An intercommunicator's Gatherv, Scatterv or Allgatherv: group rank i
+ * sends (a Scatterv's: receives) (i + 1) K bytes; the root (MPI_ROOT) and
+ * an Allgatherv's every rank have the remote group's sizes; short_v: one
+ * too few. */
+static void coll_grouped(W *w, uint16_t op, uint32_t comm, uint64_t bytes, uint32_t me, uint32_t nremote,
+                         int32_t root, int short_v, uint64_t comp)
+{
+    int all = op == PH_OP_ALLGATHERV || op == PH_OP_IALLGATHERV, scatter = op == PH_OP_SCATTERV || op == PH_OP_ISCATTERV;
+    ph_event e = ev0(op);
+    e.comm = comm;
+    e.root = all ? 0 : root;
+    uint64_t own = (me + 1) * bytes;
+    if (all || (root != PH_ROOT && root != PH_PROC_NULL)) { /* the root's group passes no own block */
+        if (scatter)
+            e.rcount = (int64_t)own, e.rbytes = own;
+        else
+            e.count = (int64_t)own, e.bytes = own;
+    }
+    uint32_t n = all || root == PH_ROOT ? nremote - (short_v ? 1 : 0) : 0;
+    uint64_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        die("out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = (i + 1) * bytes;
+    if (scatter)
+        e.sbytes = v, e.nsbytes = n;
+    else
+        e.rbytes_v = v, e.nrbytes = n;
+    put(w, &e, comp);
+    free(v);
+}
+
 static void k_intercomm(const opts *o, W *w, const uint32_t *sides)
 {
     uint16_t op = coll_op(o->op ? o->op : "");
     int a = w->rank % 2 == 0, v = op == PH_OP_ALLTOALLV || op == PH_OP_REDUCE_SCATTER;
+    int grouped = op == PH_OP_GATHERV || op == PH_OP_SCATTERV || op == PH_OP_ALLGATHERV;
     int32_t root = !a ? (int32_t)o->root : w->rank / 2 == o->root ? PH_ROOT : PH_PROC_NULL;
     uint64_t bytes = op == PH_OP_BARRIER ? 0 : o->bytes;
     uint32_t na = (o->ranks + 1) / 2, nb = o->ranks / 2; /* the even ranks, the odd ones */
@@ -508,6 +544,8 @@ static void k_intercomm(const opts *o, W *w, const uint32_t *sides)
         uint16_t opi = (uint16_t)(op + (o->nonblocking ? 1 : 0));
         if (v)
             coll_v(w, opi, sides[a ? 0 : 1], bytes, a ? na : nb, a ? nb : na, o->short_v, o->comp);
+        else if (grouped)
+            coll_grouped(w, opi, sides[a ? 0 : 1], bytes, w->rank / 2, a ? nb : na, root, o->short_v, o->comp);
         else
             coll(w, opi, sides[a ? 0 : 1], bytes, o->esize, root, o->comp);
         if (!o->nonblocking)

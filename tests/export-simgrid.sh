@@ -448,9 +448,44 @@ for x in ialltoallv:ialltoall irs:irsb; do
     grep -v '^#' "$W/${x#*:}.tit.d/rank-$r.txt" | acts ${x%:*} $r
   done
 done
-"$SYNTH" intercomm "$W/agv" --ranks 4 --op allgatherv --bytes 64 --esize 8 --comp 300
-ex agv
-approx agv 4 "intercommunicator Gatherv, Scatterv and Allgatherv dropped"
+# An Allgatherv there (rank 0 of each group sends 64 B, rank 1 128 B):
+# ranks 2 and 3 send their rank 0s their count (4 B), then their bytes, on
+# the channel's next tag; ranks 0 and 1 swap their groups' 192 B and send
+# the other group's on.  Each group's sizes come from the other's events.
+"$SYNTH" intercomm "$W/iagv" --ranks 4 --op allgatherv --bytes 64 --comp 300
+ex iagv
+t2=$(((1 << 27) | t))
+for r in 0 1; do
+  p=$((r + 2)) o=$((1 - r))
+  acts iagv $r <<EOF
+$r init
+$r compute 300
+$r irecv $p $t 4
+$r wait $p $r $t
+$r irecv $p $t2 128
+$r wait $p $r $t2
+$r irecv $o $t 192
+$r isend $o $t 192
+$r waitall
+$r isend $p $t 192
+$r wait $r $p $t
+$r finalize
+EOF
+  acts iagv $p <<EOF
+$p init
+$p compute 300
+$p isend $r $t 4
+$p wait $p $r $t
+$p isend $r $t2 128
+$p wait $p $r $t2
+$p irecv $r $t 192
+$p wait $r $p $t
+$p finalize
+EOF
+done
+"$SYNTH" intercomm "$W/iscan" --ranks 4 --op scan --bytes 64 --comp 300
+ex iscan
+approx iscan 4 "intercommunicator collectives not simulated dropped"
 
 # ---- the platform ------------------------------------------------------------------------------
 python3 - "$W/p2p.tit.xml" <<'PY' || fail "p2p.tit.xml (above)"
@@ -528,7 +563,7 @@ p=$(q "d['predicted_s']")
 python3 -c "import sys; t, p = map(float, sys.argv[1:]); sys.exit(not (t >= 20e-6 and abs(t - p) <= 0.25 * p))" "$t" "$p" ||
   fail "stencil: SimGrid simulated $t s, phantom predict $p s"
 echo "SimGrid replayed the stencil in $t s (phantom predict: $p s)"
-for n in wc sub scan ps sr inter igather iscatter ialltoall iallgather irsb ialltoallv irs; do
+for n in wc sub scan ps sr inter igather iscatter ialltoall iallgather irsb ialltoallv irs iagv; do
   ex $n --platform "$W/plat.conf"
   sg "$n" "$(wc -l < "$W/$n.tit.hosts")" > /dev/null
 done

@@ -10,12 +10,17 @@
 # broadcast; Alltoall and Alltoallv (coll/basic) as a block to and from
 # every rank of the other group, in one round; Reduce_scatter_block and
 # Reduce_scatter (coll/basic) as every rank's buffer sent to remote rank 0,
-# which reduces them and scatters(v) the sum in its group.
+# which reduces them and scatters(v) the sum in its group; Gatherv as a
+# gather of the counts and a gatherv of the data in the other group to its
+# rank 0, which sends them to the root, Scatterv as the root sending remote
+# rank 0 the counts and the data, which it scatters, and Allgatherv as a
+# Gatherv's two steps in each group, a swap between the rank 0s and a
+# broadcast (coll/inter, each group's sizes taken from the other's events).
 # Synthetic traces (simmpi/synth intercomm: the even ranks against the odd
 # ones), checked against closed forms to the picosecond (blocking and
 # nonblocking), by message count at sizes that are not powers of two,
 # message by message (coll-list -i), and for the same prediction under any
-# thread count or event order; the collectives not simulated there are
+# thread count or event order; a Scan there, which MPI does not define, is
 # counted and named.
 # Platform: o_s=1000 o_r=2000 L=5000 o'=300 (ns), G=1 ns/B, eager limit
 # 1024 B (tests/simmpi-lib.sh).
@@ -40,7 +45,7 @@ finishes() { q "' '.join(str(r['finish_ps']) for r in d['ranks'])"; }
 K=100
 m=$((os + G * (K - 1) + L + or))
 for coll in bcast reduce allreduce barrier gather scatter alltoall allgather reduce_scatter_block \
-  alltoallv reduce_scatter; do
+  alltoallv reduce_scatter gatherv scatterv allgatherv; do
   "$SYNTH" intercomm "$WORK/$coll" --ranks 4 --op $coll --bytes $K --comp 0
   predict "$WORK/$coll"
   expect "$coll: counted once, as inter" "$(q "d['collectives']")" "{'$coll': {'inter': 1}}"
@@ -94,6 +99,25 @@ expect "reduce_scatter_block finishes" "$(finishes)" \
 predict "$WORK/reduce_scatter"
 expect "reduce_scatter finishes" "$(finishes)" \
   "$(ps $((m2 + or + os))) $(ps $((m2 + or + os))) $(ps $((m2 + or + m))) $(ps $((m2 + or + m)))"
+# Gatherv, Scatterv and Allgatherv: a group's rank 0 sends (or receives) K
+# bytes, its rank 1 2K.  m8: the counts of two ranks (8 bytes); m3: a
+# group's 3K bytes in one message.
+m8=$((os + G * 7 + L + or))
+m3=$((os + G * (3 * K - 1) + L + or))
+predict "$WORK/gatherv"
+# rank 3 sends rank 1 its count (m4), then its 2K bytes, which are there
+# before rank 1 has taken the count: rank 1 takes them o_r later and sends
+# the group's 3K bytes to the root
+expect "gatherv finishes" "$(finishes)" "$(ps $((m4 + or + m3))) $(ps $((m4 + or + os))) 0 $(ps $((2 * os)))"
+predict "$WORK/scatterv"
+# the root sends rank 1 the counts, then the 3K bytes (blocking, eager);
+# rank 1 takes the counts (m8), the bytes o_r later, and sends rank 3 its 2K
+expect "scatterv finishes" "$(finishes)" "$(ps $((2 * os))) $(ps $((m8 + or + os))) 0 $(ps $((m8 + or + m2)))"
+predict "$WORK/allgatherv"
+# in each group rank 1 sends rank 0 its count and its 2K bytes (m4 + o_r),
+# the rank 0s swap their groups' 3K bytes (m3) and send them on to rank 1
+expect "allgatherv finishes" "$(finishes)" \
+  "$(ps $((m4 + or + m3 + os))) $(ps $((m4 + or + m3 + os))) $(ps $((m4 + or + 2 * m3))) $(ps $((m4 + or + 2 * m3)))"
 
 # 1b. A forced algorithm (coll.bcast) reaches the local collectives, as Open
 #    MPI's does: group B of 4 ranks (1, 3, 5, 7) broadcasts linearly, rank 1
@@ -133,7 +157,7 @@ expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {
 #    three calls overlapped by X each take 3X longer than the blocking
 #    ones, with the same messages.
 for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block alltoallv \
-  reduce_scatter; do
+  reduce_scatter gatherv scatterv allgatherv; do
   "$SYNTH" intercomm "$WORK/b-$coll" --ranks 7 --op $coll --bytes 100 --comp 10 --iters 3 --root 1
   predict "$WORK/b-$coll"
   want="$(q "d['predicted_ps'] + 3 * $X * 1000, d['simulator']['messages']")"
@@ -149,17 +173,23 @@ done
 #    no linear_sync gather at these sizes), an Alltoall or Alltoallv 2ab (a
 #    block each way between every pair of the groups of a and b), and an
 #    Allreduce, Barrier, Allgather, Reduce_scatter_block or Reduce_scatter
-#    on n ranks 2n - 2 (each group's b - 1 twice, and the swap).  Every one is
+#    on n ranks 2n - 2 (each group's b - 1 twice, and the swap); a Gatherv
+#    2b - 1 (the counts' b - 1, the data's b - 1 and one to the root), a
+#    Scatterv b + 1 (two from the root) and an Allgatherv 3n - 4 (each
+#    group's b - 1 three times, and the swap).  Every one is
 #    received, and the prediction is the same for 1 or 2 threads, the strict
 #    order and either queue.
 for n in 7 9 2; do
   b=$((n / 2))
   root=$(( n > 2 ? 1 : 0 ))
   for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block alltoallv \
-    reduce_scatter; do
+    reduce_scatter gatherv scatterv allgatherv; do
     case $coll in
       allreduce | barrier | allgather | reduce_scatter_block | reduce_scatter) want=$((3 * (2 * n - 2))) ;;
       alltoall | alltoallv) want=$((3 * 2 * (n - b) * b)) ;;
+      gatherv) want=$((3 * (2 * b - 1))) ;;
+      scatterv) want=$((3 * (b + 1))) ;;
+      allgatherv) want=$((3 * (3 * n - 4))) ;;
       *) want=$((3 * b)) ;;
     esac
     for K in 100 100000; do
@@ -179,14 +209,14 @@ for n in 7 9 2; do
   done
 done
 
-# 4. Gatherv, Scatterv and Allgatherv are not simulated: they cost
-#    nothing, and the prediction says how many calls that was.
-"$SYNTH" intercomm "$WORK/agv" --ranks 5 --op allgatherv --bytes 64 --comp 1000 --iters 2
-predict "$WORK/agv"
-expect "allgatherv: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
-expect "allgatherv: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
-$PREDICT "$WORK/agv" --platform "$WORK/plat.conf" > "$WORK/table"
-grep -q "^note: 10 calls of Gatherv, Scatterv or Allgatherv on intercommunicators were not$" "$WORK/table" ||
+# 4. A Scan on an intercommunicator (MPI defines none) is not simulated:
+#    it costs nothing, and the prediction says how many calls that was.
+"$SYNTH" intercomm "$WORK/iscan" --ranks 5 --op scan --bytes 64 --comp 1000 --iters 2
+predict "$WORK/iscan"
+expect "scan: not simulated" "$(q "d['simulator']['unsimulated_collective_calls'], d['simulator']['messages'], d['collectives']")" "10 0 {}"
+expect "scan: the ranks compute only" "$(q "max(r['finish_ps'] for r in d['ranks'])")" "$(ps 2000)"
+$PREDICT "$WORK/iscan" --platform "$WORK/plat.conf" > "$WORK/table"
+grep -q "^note: 10 collective calls on intercommunicators were not simulated (a Gatherv,$" "$WORK/table" ||
   fail "no note of the collectives not simulated: $(cat "$WORK/table")"
 predict "$WORK/allreduce"
 expect "allreduce: everything simulated" "$(q "d['simulator']['unsimulated_collective_calls']")" 0
@@ -222,6 +252,28 @@ for x in "alltoallv:MPI_Alltoallv:1 per-rank sizes for a remote group of 2" \
     fail "$coll: per-rank sizes short, not exported: $(cat "$WORK/err")"
   expect "$coll: export's note" "$(cat "$WORK/err")" \
     "phantom export: approximated: 5 calls: v-collectives with fewer per-rank sizes than ranks dropped"
+done
+
+# 4d. The same for a Gatherv's or Scatterv's root, and an Allgatherv: each
+#    has one size of the other group's two.  phantom export drops the
+#    root's call, and the other group's two, which have no sizes for their
+#    group: the one event that gives them is short.
+for x in gatherv:MPI_Gatherv scatterv:MPI_Scatterv allgatherv:MPI_Allgatherv; do
+  coll=${x%:*} op=${x#*:}
+  "$SYNTH" intercomm "$WORK/short-$coll" --ranks 5 --op $coll --bytes 64 --short-sizes
+  $PREDICT "$WORK/short-$coll" --platform "$WORK/plat.conf" > /dev/null 2> "$WORK/err" &&
+    fail "$coll: per-rank sizes short, predicted"
+  expect "$coll: predict's error" "$(cat "$WORK/err")" \
+    "phantom predict: $WORK/short-$coll: rank 0: event 1 ($op): 1 per-rank sizes for a remote group of 2"
+  $PHANTOM export "$WORK/short-$coll" --format simgrid -o "$WORK/short.tit" > /dev/null 2> "$WORK/err" ||
+    fail "$coll: per-rank sizes short, not exported: $(cat "$WORK/err")"
+  case $coll in
+    allgatherv) want="5 calls: v-collectives with fewer per-rank sizes than ranks dropped" ;;
+    *) want="1 call: v-collectives with fewer per-rank sizes than ranks dropped"
+       grep -q "^phantom export: approximated: 2 calls: intercommunicator collectives not simulated dropped" "$WORK/err" ||
+         fail "$coll: no note of the other group's calls dropped: $(cat "$WORK/err")" ;;
+  esac
+  grep -q "^phantom export: approximated: $want\$" "$WORK/err" || fail "$coll: export's note: $(cat "$WORK/err")"
 done
 
 # 5. Message by message: a local group of 3 and a remote one of 2.  Only
@@ -276,6 +328,23 @@ expect "reduce_scatter" "$(listed 3 reduce_scatter inter 2 none 1 1 24 40)" \
   "R r0 0 0 64;S 0 r0 0 64;R r1 0 1 64;R r2 0 2 64;S 0 1 3 40;S 1 r0 0 64;R 0 1 1;"
 "$COLL_LIST" -i 3 reduce_scatter inter 2 none 1 1 24 > /dev/null 2>&1 &&
   fail "coll-list: a Reduce_scatter with a size short"
-"$COLL_LIST" -i 3 allgatherv inter 2 0 4 8 > /dev/null 2>&1 &&
-  fail "coll-list: allgatherv on an intercommunicator is not simulated"
+# Gatherv, a group of 2 (16 B and 32 B) against one of 3: rank 1 sends
+# rank 0 its count (4 B), then its 32 B; rank 0 sends the 48 B to the root,
+# remote rank 1.  At the root: one receive of them, from remote rank 0.
+expect "gatherv, the sending group" "$(listed 3 gatherv inter 2 1 1 1 16 32 0 0 0)" \
+  "R 1 0 0;R 1 0 1;S 0 r1 2 48;S 1 0 0 4;S 1 0 1 32;"
+expect "gatherv, at the root" "$(listed 2 gatherv inter 3 root 1 1 0 0 0 16 32)" \
+  "R r0 0 0 48;R r0 1 0 48;R r0 2 0 48;"
+# Scatterv: the root sends remote rank 0 the counts (2 x 4 B), then the
+# 48 B, and rank 0 sends rank 1 its 32 B
+expect "scatterv, from the root" "$(listed 2 scatterv inter 1 root 1 1 0 16 32)" "S 0 r0 0 8;S 0 r0 1 48;"
+expect "scatterv, the receiving group" "$(listed 3 scatterv inter 2 1 1 1 16 32 0 0 0)" \
+  "R r1 0 0 8;R r1 0 1 48;S 0 1 2 32;R 0 1 0;"
+# Allgatherv, a group of 2 (16 B, 32 B) against one of 3 (8 B, 24 B, 40 B):
+# the Gatherv's two steps to rank 0, which swaps 48 B for 72 B with remote
+# rank 0 and sends the 72 B on to rank 1
+expect "allgatherv" "$(listed 3 allgatherv inter 2 0 1 1 16 32 8 24 40)" \
+  "R 1 0 0;R 1 0 1;R r0 0 2 72;S 0 r0 2 48;S 0 1 3 72;S 1 0 0 4;S 1 0 1 32;R 0 1 2;"
+"$COLL_LIST" -i 3 allgatherv inter 2 0 1 1 16 32 8 24 > /dev/null 2>&1 &&
+  fail "coll-list: an Allgatherv with a size short"
 exit 0

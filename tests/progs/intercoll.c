@@ -4,10 +4,11 @@
  * B, an Iscatter of 16 ints to every rank of B (completed by MPI_Wait), an
  * Alltoall of 16 ints between every pair of ranks of A and B, an Allgather
  * both ways, a Reduce_scatter_block both ways (with groups of one size: Open
- * MPI sizes its messages by the local group), an Allgatherv both ways
- * (phantom predict does not simulate that one on an intercommunicator, and
- * counts it), an Alltoallv of 0, 4 or 8 ints between each pair, and a
- * Reduce_scatter of 32 ints both ways, scattered unevenly in each group.
+ * MPI sizes its messages by the local group), an Allgatherv both ways, a
+ * Gatherv to and a Scatterv from A's rank 0 (rank r of a group sends or
+ * receives 4 to 16 ints: vcount), an Alltoallv of 0, 4 or 8 ints between
+ * each pair, and a Reduce_scatter of 32 ints both ways, scattered
+ * unevenly in each group.
  * Every rank checks what it received and exits 1 if it is wrong.  Any
  * number of ranks of at least 2. */
 #include <mpi.h>
@@ -25,6 +26,17 @@ static int check(const int *v, int n, int from, int base, const char *what)
             return 1;
         }
     return 0;
+}
+
+/* The ints rank r of a group sends in the Allgatherv and Gatherv, or
+ * receives in the Scatterv: 4, 8, 12 or 16. */
+static int vcount(int r) { return (r % 4 + 1) * 4; }
+
+/* The remote group's counts (vcount) and displacements, packed. */
+static void vlayout(int rn, int *counts, int *displs)
+{
+    for (int r = 0, at = 0; r < rn; at += counts[r], r++)
+        counts[r] = vcount(r), displs[r] = at;
 }
 
 /* The ints from rank i of group A to rank j of group B, and back: 0, 4 or 8. */
@@ -154,17 +166,31 @@ int main(int argc, char **argv)
     if (ln == rn)
         bad |= reduce_scatter(inter, lr, ln, rn, 1);
 
-    /* Allgatherv: the Allgather again, with per-rank counts and displacements. */
+    /* Allgatherv: every rank gets the remote group's blocks of vcount ints. */
     int *counts = malloc((size_t)rn * sizeof *counts), *displs = malloc((size_t)rn * sizeof *displs);
     if (!counts || !displs)
         MPI_Abort(MPI_COMM_WORLD, 3);
-    for (int r = 0; r < rn; r++)
-        counts[r] = N, displs[r] = r * N;
+    vlayout(rn, counts, displs);
     for (int i = 0; i < N; i++)
         mine[i] = 600 + lr * 1000 + i;
-    MPI_Allgatherv(mine, N, MPI_INT, all, counts, displs, MPI_INT, inter);
+    MPI_Allgatherv(mine, vcount(lr), MPI_INT, all, counts, displs, MPI_INT, inter);
     for (int r = 0; r < rn; r++)
-        bad |= check(all + r * N, N, r, 600, "allgatherv");
+        bad |= check(all + displs[r], counts[r], r, 600, "allgatherv");
+
+    /* Gatherv: B's ranks send vcount ints each to A's rank 0. */
+    for (int i = 0; i < N; i++)
+        mine[i] = 800 + lr * 1000 + i;
+    MPI_Gatherv(mine, in_a ? 0 : vcount(lr), MPI_INT, all, counts, displs, MPI_INT, root, inter);
+    for (int r = 0; root == MPI_ROOT && r < rn; r++)
+        bad |= check(all + displs[r], counts[r], r, 800, "gatherv");
+
+    /* Scatterv: A's rank 0 sends vcount ints to each of B's ranks. */
+    for (int r = 0; root == MPI_ROOT && r < rn; r++)
+        for (int i = 0; i < counts[r]; i++)
+            all[displs[r] + i] = 900 + r * 1000 + i;
+    MPI_Scatterv(all, counts, displs, MPI_INT, mine, in_a ? 0 : vcount(lr), MPI_INT, root, inter);
+    if (!in_a)
+        bad |= check(mine, vcount(lr), lr, 900, "scatterv");
     free(counts);
     free(displs);
 
