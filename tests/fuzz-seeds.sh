@@ -27,7 +27,7 @@ done <<'TABLE'
 evt collectives fuzz_reader: read 40 events, complete
 evt comms fuzz_reader: read 43 events, complete
 evt fault-loop fuzz_reader: read 603 events, complete
-evt intercoll fuzz_reader: read 17 events, complete
+evt intercoll fuzz_reader: read 18 events, complete
 evt nonblocking fuzz_reader: read 101 events, complete
 evt p2p fuzz_reader: read 42 events, complete
 evt stencil fuzz_reader: read 1022 events, complete
@@ -37,7 +37,7 @@ evt-raw collectives fuzz_reader: read 40 events, complete
 evt-raw comms fuzz_reader: read 43 events, complete
 evt-raw extension fuzz_reader: read 42 events, complete
 evt-raw fault-loop fuzz_reader: read 603 events, complete
-evt-raw intercoll fuzz_reader: read 17 events, complete
+evt-raw intercoll fuzz_reader: read 18 events, complete
 evt-raw nonblocking fuzz_reader: read 101 events, complete
 evt-raw p2p fuzz_reader: read 42 events, complete
 evt-raw stencil fuzz_reader: read 1022 events, complete
@@ -46,7 +46,7 @@ evt-raw unknown fuzz_reader: read 3 events, complete, 6 counters, 4 timed, 49326
 log collectives fuzz_reader: read 26 log records
 log comms fuzz_reader: read 15 log records
 log fault-loop fuzz_reader: read 301 log records
-log intercoll fuzz_reader: read 8 log records
+log intercoll fuzz_reader: read 9 log records
 log nonblocking fuzz_reader: read 29 log records
 log p2p fuzz_reader: read 2 log records
 log stencil fuzz_reader: read 33 log records
@@ -54,7 +54,7 @@ log timed fuzz_reader: read 8198 log records
 log-raw collectives fuzz_reader: read 26 log records
 log-raw comms fuzz_reader: read 15 log records
 log-raw fault-loop fuzz_reader: read 301 log records
-log-raw intercoll fuzz_reader: read 8 log records
+log-raw intercoll fuzz_reader: read 9 log records
 log-raw nonblocking fuzz_reader: read 29 log records
 log-raw p2p fuzz_reader: read 1 log records
 log-raw stencil fuzz_reader: read 16 log records
@@ -62,7 +62,7 @@ log-raw timed fuzz_reader: read 4103 log records
 meta collectives fuzz_reader: meta: 4 ranks, 1 communicators, 41 call sites
 meta comms fuzz_reader: meta: 4 ranks, 14 communicators, 43 call sites
 meta fault-loop fuzz_reader: meta: 4 ranks, 1 communicators, 7 call sites
-meta intercoll fuzz_reader: meta: 4 ranks, 5 communicators, 19 call sites
+meta intercoll fuzz_reader: meta: 4 ranks, 5 communicators, 20 call sites
 meta nonblocking fuzz_reader: meta: 4 ranks, 1 communicators, 46 call sites
 meta p2p fuzz_reader: meta: 4 ranks, 1 communicators, 47 call sites
 meta stencil fuzz_reader: meta: 4 ranks, 1 communicators, 8 call sites
@@ -71,7 +71,7 @@ meta unknown fuzz_reader: meta: 4 ranks, 1 communicators, 3 call sites
 predict collectives fuzz_predict: predicted 390077203 ps, 160 events, 0 stuck
 predict comms fuzz_predict: predicted 242982037 ps, 189 events, 0 stuck
 predict fault-loop fuzz_predict: predicted 436389504 ps, 2412 events, 0 stuck
-predict intercoll fuzz_predict: predicted 124048668 ps, 68 events, 0 stuck
+predict intercoll fuzz_predict: predicted 165167768 ps, 72 events, 0 stuck
 predict nonblocking fuzz_predict: predicted 389788200 ps, 455 events, 0 stuck
 predict p2p fuzz_predict: predicted 1481907300 ps, 156 events, 0 stuck
 predict stencil fuzz_predict: predicted 15280922780 ps, 4088 events, 0 stuck

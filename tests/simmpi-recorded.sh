@@ -96,7 +96,7 @@ assert d['collectives']['bcast'].get('inter') == 1, d['collectives']
 PY
 
 # Gather, Iscatter, Alltoall, Allgather, Reduce_scatter_block, Allgatherv,
-# Gatherv, Scatterv, Alltoallv and Reduce_scatter across an
+# Gatherv, Scatterv, Alltoallv, Alltoallw and Reduce_scatter across an
 # intercommunicator (tests/progs/intercoll.c, which checks the data it
 # receives), recorded: simulated as Open MPI runs them, counted once each.
 prog=$(cd "$WORK" && build_prog intercoll.c)
@@ -111,7 +111,7 @@ assert len(o) == 2, f"no o_s and o_r in ns in {sys.argv[2]}"
 s, c, ops = d['simulator'], d['collectives'], d['ops']
 # (Comm_split's agreement adds an allgather on MPI_COMM_WORLD)
 assert c['gather'] == c['scatter'] == c['alltoall'] == c['reduce_scatter_block'] == {'inter': 1}, c
-assert c['alltoallv'] == c['reduce_scatter'] == {'inter': 1}, c
+assert c['alltoallv'] == {'inter': 2} and c['reduce_scatter'] == {'inter': 1}, c  # Alltoallw as Alltoallv
 assert c['gatherv'] == c['scatterv'] == c['allgatherv'] == {'inter': 1}, c
 assert c['allgather']['inter'] == 1, c
 assert s['unsimulated_collective_calls'] == 0 and s['unmatched_messages'] == 0, s
@@ -120,8 +120,8 @@ assert all(r['complete'] for r in d['ranks'])
 # eight (every rank sends to both of the other group), the Allgather six
 # (a gather in each group, the swap, a broadcast in each), the
 # Reduce_scatter_block and the Reduce_scatter six (every rank to a rank 0,
-# a scatter(v) in each), the Alltoallv five (the pairs that send ints: none
-# of 0 is posted), the Gatherv three (B's rank 1 sends its count and ints
+# a scatter(v) in each), the Alltoallv and the Alltoallw five each (the
+# pairs that send ints: none of 0 is posted), the Gatherv three (B's rank 1 sends its count and ints
 # to its rank 0, which sends both ranks' to the root) and the Scatterv
 # three (the root sends B's rank 0 the counts and the ints, and it sends
 # rank 1 its own), the Allgatherv eight (the Gatherv's two in each group,
@@ -131,7 +131,7 @@ assert ops['MPI_Gather']['overhead_ps'] == ops['MPI_Iscatter']['overhead_ps'] ==
 assert ops['MPI_Alltoall']['overhead_ps'] == 8 * one, (one, ops)
 for op in 'MPI_Allgather', 'MPI_Reduce_scatter_block', 'MPI_Reduce_scatter':
     assert ops[op]['overhead_ps'] == 6 * one, (op, one, ops)
-assert ops['MPI_Alltoallv']['overhead_ps'] == 5 * one, (one, ops)
+assert ops['MPI_Alltoallv']['overhead_ps'] == ops['MPI_Alltoallw']['overhead_ps'] == 5 * one, (one, ops)
 assert ops['MPI_Gatherv']['overhead_ps'] == ops['MPI_Scatterv']['overhead_ps'] == 3 * one, (one, ops)
 assert ops['MPI_Allgatherv']['overhead_ps'] == 8 * one, (one, ops)
 PY
@@ -148,13 +148,14 @@ import json, sys
 seen = {}
 for line in open(sys.argv[1]):
     e = json.loads(line)
-    if e.get('op') in ('MPI_Reduce_scatter', 'MPI_Alltoallv', 'MPI_Gatherv', 'MPI_Scatterv', 'MPI_Allgatherv'):
+    if e.get('op') in ('MPI_Reduce_scatter', 'MPI_Alltoallv', 'MPI_Alltoallw', 'MPI_Gatherv', 'MPI_Scatterv',
+                       'MPI_Allgatherv'):
         seen[e['rank'], e['op']] = e.get('sbytes'), e.get('rbytes_v')
         seen[e['rank'], e['op'], 'own'] = e.get('bytes'), e.get('rbytes')
 # Reduce_scatter: 32 ints over the local group, 11 + 11 + 10 or 16 + 16
 for r in range(5):
     assert seen[r, 'MPI_Reduce_scatter'] == (None, [44, 44, 40] if r % 2 == 0 else [64, 64]), (r, seen)
-# Alltoallv: (i + 2j) % 3 * 4 ints from rank i of A to rank j of B, and
+# Alltoallv and Alltoallw: (i + 2j) % 3 * 4 ints from rank i of A to rank j of B, and
 # (2i + j + 1) % 3 * 4 from rank j of B to rank i of A
 a_to_b = lambda i, j: (i + 2 * j) % 3 * 16
 b_to_a = lambda j, i: (2 * i + j + 1) % 3 * 16
@@ -162,7 +163,7 @@ for r in range(5):
     lr = r // 2
     want = ([a_to_b(lr, j) for j in range(2)], [b_to_a(j, lr) for j in range(2)]) if r % 2 == 0 else \
            ([b_to_a(lr, i) for i in range(3)], [a_to_b(i, lr) for i in range(3)])
-    assert seen[r, 'MPI_Alltoallv'] == want, (r, seen[r, 'MPI_Alltoallv'], want)
+    assert seen[r, 'MPI_Alltoallv'] == seen[r, 'MPI_Alltoallw'] == want, (r, seen[r, 'MPI_Alltoallv'], want)
 # Allgatherv, Gatherv and Scatterv: group rank i sends or receives 4(i + 1)
 # ints; the remote group's sizes at the root (world rank 0) and, for the
 # Allgatherv, at every rank, and each rank's own
@@ -177,7 +178,7 @@ for r in range(5):
     if r % 2:
         assert seen[r, 'MPI_Gatherv', 'own'][0] == seen[r, 'MPI_Scatterv', 'own'][1] == 16 * (lr + 1), (r, seen)
 PY
-# ... and predicted: the Alltoallv's 8 messages that carry ints, the
+# ... and predicted: the Alltoallv's and the Alltoallw's 8 messages that carry ints, the
 # Reduce_scatter's 8 (3 and 2 ranks to a rank 0, a Scatterv of 2 and 1),
 # the Gatherv's and Scatterv's 3 in B, and the Allgatherv's 11 (A's 2
 # counts, 2 blocks and 2 broadcasts, B's 1 of each, and the swap)
@@ -191,6 +192,7 @@ s, ops = d['simulator'], d['ops']
 assert s['unsimulated_collective_calls'] == 0 and s['unmatched_messages'] == 0, s
 assert all(r['complete'] for r in d['ranks'])
 assert ops['MPI_Alltoallv']['overhead_ps'] == ops['MPI_Reduce_scatter']['overhead_ps'] == 8 * one, (one, ops)
+assert ops['MPI_Alltoallw']['overhead_ps'] == 8 * one, (one, ops)
 assert ops['MPI_Gatherv']['overhead_ps'] == ops['MPI_Scatterv']['overhead_ps'] == 3 * one, (one, ops)
 assert ops['MPI_Allgatherv']['overhead_ps'] == 11 * one, (one, ops)
 PY

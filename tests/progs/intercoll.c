@@ -6,8 +6,8 @@
  * both ways, a Reduce_scatter_block both ways (with groups of one size: Open
  * MPI sizes its messages by the local group), an Allgatherv both ways, a
  * Gatherv to and a Scatterv from A's rank 0 (rank r of a group sends or
- * receives 4 to 16 ints: vcount), an Alltoallv of 0, 4 or 8 ints between
- * each pair, and a Reduce_scatter of 32 ints both ways, scattered
+ * receives 4 to 16 ints: vcount), an Alltoallv and an Alltoallw of 0, 4
+ * or 8 ints between each pair, and a Reduce_scatter of 32 ints both ways, scattered
  * unevenly in each group.
  * Every rank checks what it received and exits 1 if it is wrong.  Any
  * number of ranks of at least 2. */
@@ -43,8 +43,21 @@ static void vlayout(int rn, int *counts, int *displs)
 static int a_to_b(int i, int j) { return (i + 2 * j) % 3 * 4; }
 static int b_to_a(int j, int i) { return (2 * i + j + 1) % 3 * 4; }
 
-/* Alltoallv of a_to_b / b_to_a ints, element k from local rank lr to remote
- * rank r being 700 + lr * 1000 + r * 100000 + k. */
+/* What local rank lr got from each remote rank r in an Alltoallv or Alltoallw. */
+static int alltoallv_check(const int *got, const int *rc, const int *rd, int lr, int rn, const char *what)
+{
+    int bad = 0;
+    for (int r = 0; r < rn; r++)
+        for (int k = 0; k < rc[r]; k++)
+            if (got[rd[r] + k] != 700 + r * 1000 + lr * 100000 + k) {
+                fprintf(stderr, "intercoll: %s: element %d from %d is %d\n", what, k, r, got[rd[r] + k]);
+                bad = 1;
+            }
+    return bad;
+}
+
+/* Alltoallv, then Alltoallw, of a_to_b / b_to_a ints, element k from local
+ * rank lr to remote rank r being 700 + lr * 1000 + r * 100000 + k. */
 static int alltoallv(MPI_Comm inter, int in_a, int lr, int rn)
 {
     int *sc = malloc((size_t)rn * sizeof *sc), *sd = malloc((size_t)rn * sizeof *sd);
@@ -61,12 +74,20 @@ static int alltoallv(MPI_Comm inter, int in_a, int lr, int rn)
         so += sc[r], ro += rc[r];
     }
     MPI_Alltoallv(out, sc, sd, MPI_INT, got, rc, rd, MPI_INT, inter);
+    bad |= alltoallv_check(got, rc, rd, lr, rn, "alltoallv");
+    /* Alltoallw: the same, its displacements in bytes and a type per peer */
+    MPI_Datatype *types = malloc((size_t)rn * sizeof *types);
+    if (!types)
+        MPI_Abort(MPI_COMM_WORLD, 3);
     for (int r = 0; r < rn; r++)
-        for (int k = 0; k < rc[r]; k++)
-            if (got[rd[r] + k] != 700 + r * 1000 + lr * 100000 + k) {
-                fprintf(stderr, "intercoll: alltoallv: element %d from %d is %d\n", k, r, got[rd[r] + k]);
-                bad = 1;
-            }
+        sd[r] *= (int)sizeof(int), rd[r] *= (int)sizeof(int), types[r] = MPI_INT;
+    for (int i = 0; i < rn * 8; i++)
+        got[i] = -1;
+    MPI_Alltoallw(out, sc, sd, types, got, rc, rd, types, inter);
+    for (int r = 0; r < rn; r++)
+        rd[r] /= (int)sizeof(int);
+    bad |= alltoallv_check(got, rc, rd, lr, rn, "alltoallw");
+    free(types);
     free(sc), free(sd), free(rc), free(rd), free(out), free(got);
     return bad;
 }
