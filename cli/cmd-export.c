@@ -529,7 +529,8 @@ static int same_args(const dentry *d, const simmpi_coll_args *a)
     const simmpi_coll_args *b = &d->a;
     if (!d->valid || a->coll != b->coll || a->alg != b->alg || a->size != b->size ||
         a->root != b->root || a->count != b->count || a->esize != b->esize ||
-        a->remote_size != b->remote_size || a->rblock != b->rblock || !a->vbytes != !b->vbytes ||
+        a->remote_size != b->remote_size || a->rblock != b->rblock || a->nonblocking != b->nonblocking ||
+        !a->vbytes != !b->vbytes ||
         !a->rvbytes != !b->rvbytes)
         return 0;
     return (!a->vbytes || memcmp(a->vbytes, b->vbytes, vlen(a) * sizeof *a->vbytes) == 0) &&
@@ -539,7 +540,8 @@ static int same_args(const dentry *d, const simmpi_coll_args *a)
 static size_t dc_slot(const simmpi_coll_args *a)
 {
     uint64_t h = mix((uint64_t)a->coll << 56 ^ (uint64_t)a->alg << 48 ^ (uint64_t)a->size << 16 ^ a->root);
-    h = mix(h ^ a->count ^ (uint64_t)a->esize << 40 ^ (uint64_t)a->remote_size << 8 ^ a->rblock << 1);
+    h = mix(h ^ a->count ^ (uint64_t)a->esize << 40 ^ (uint64_t)a->remote_size << 8 ^ a->rblock << 1 ^
+            (uint64_t)!!a->nonblocking << 63);
     for (uint32_t i = 0; i < vlen(a); i++)
         h = mix(h ^ a->vbytes[i]);
     for (uint32_t i = 0; i < rvlen(a); i++)
@@ -637,7 +639,7 @@ static int coll_args(const ph_event *ev, int coll, uint32_t me, simmpi_coll_args
 static int group_args(xrank *r, const ph_event *ev, uint32_t comm, simmpi_coll_args *a, int *drop)
 {
     exporter *x = r->x;
-    uint64_t k = r->vcalls[comm]++;
+    uint64_t k = a->nonblocking ? 0 : r->vcalls[comm]++; /* libnbc's I-forms need no group's sizes */
     int here = a->root == SIMMPI_ROOT_HERE, all = a->coll == SIMMPI_ALLGATHERV, scatter = a->coll == SIMMPI_SCATTERV;
     uint32_t nremote = scatter ? ev->nsbytes : ev->nrbytes;
     a->count = scatter ? ev->rbytes : ev->bytes;
@@ -648,7 +650,7 @@ static int group_args(xrank *r, const ph_event *ev, uint32_t comm, simmpi_coll_a
     if (*drop || (!all && a->root == SIMMPI_ROOT_NONE))
         return CLI_OK;
     a->rvbytes = all || here ? (scatter ? ev->sbytes : ev->rbytes_v) : NULL;
-    if (here)
+    if (here || a->nonblocking)
         return CLI_OK;
     ph_err err;
     if (!x->gs && simmpi_group_sizes_scan(x->t, &x->gs, &err) < 0)
@@ -708,6 +710,7 @@ static int decomposed(xrank *r, const ph_event *ev, int coll, uint32_t comm, con
         a.remote_size = ci->remote_size;
         a.rblock = coll == SIMMPI_ALLGATHER ? ev->rbytes : 0;
         a.root = simmpi_inter_root(ev->root);
+        a.nonblocking = ph_ops[ev->op].kind == PH_K_ICOLL;
         if (!simmpi_inter_root_valid((simmpi_coll)coll, a.root, ci->remote_size))
             return cli_error("export", "%s: rank %u: event %llu (%s): root %d is not MPI_ROOT, MPI_PROC_NULL or "
                              "a rank of the remote group (%u ranks) of intercommunicator %u", x->trace, r->rank,

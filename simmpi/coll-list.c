@@ -14,9 +14,10 @@
  * B"), as the simulator asks for it, round after round: at sizes where
  * listing every rank's messages would take too long.
  *
- *   coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE [RBYTES | V...]
+ *   coll-list -i RSIZE COLL inter|nbc SIZE ROOT COUNT ESIZE [RBYTES | V...]
  *
- * lists one group's messages of a collective on an intercommunicator whose
+ * lists one group's messages of a collective (nbc: its I-form, as libnbc
+ * runs it) on an intercommunicator whose
  * local group has SIZE ranks and remote group RSIZE: ROOT is "root"
  * (MPI_ROOT), "none" (MPI_PROC_NULL) or the root's rank in the remote group,
  * a peer in the remote group is printed as rN, and a receive from it ends
@@ -96,8 +97,8 @@ static uint64_t *sizes_of(char **argv, uint32_t n)
 /* coll-list -i RSIZE COLL inter SIZE ROOT COUNT ESIZE [RBYTES | V...] */
 static int inter_main(int argc, char **argv)
 {
-    if (argc < 9 || strcmp(argv[4], "inter") != 0) {
-        fprintf(stderr, "usage: coll-list -i RSIZE COLL inter SIZE ROOT|root|none COUNT ESIZE [RBYTES | V...]\n");
+    if (argc < 9 || (strcmp(argv[4], "inter") != 0 && strcmp(argv[4], "nbc") != 0)) {
+        fprintf(stderr, "usage: coll-list -i RSIZE COLL inter|nbc SIZE ROOT|root|none COUNT ESIZE [RBYTES | V...]\n");
         return 2;
     }
     int coll = simmpi_coll_from_name(argv[3]);
@@ -106,7 +107,7 @@ static int inter_main(int argc, char **argv)
                                                    : (uint32_t)atoi(argv[6]);
     simmpi_coll_args a = {.coll = (simmpi_coll)coll, .size = (uint32_t)atoi(argv[5]), .root = root,
                           .count = strtoull(argv[7], NULL, 10), .esize = (uint32_t)atoi(argv[8]),
-                          .remote_size = (uint32_t)atoi(argv[2])};
+                          .remote_size = (uint32_t)atoi(argv[2]), .nonblocking = strcmp(argv[4], "nbc") == 0};
     int a2a = coll == SIMMPI_ALLTOALLV, rs = coll == SIMMPI_REDUCE_SCATTER;
     int grouped = coll >= 0 && simmpi_inter_group_sized((simmpi_coll)coll), sized = a2a || rs || grouped;
     uint32_t nv = a2a ? 2 * a.remote_size : rs ? a.size : grouped ? a.size + a.remote_size : coll == SIMMPI_ALLGATHER;

@@ -1250,8 +1250,163 @@ static int inter_allgatherv(const ins_coll *c, rb *b)
     return inter_local(&bytes, b, SIMMPI_BCAST, vsum(c->v + c->size, c->rsize));
 }
 
+/* ---- nonblocking, on an intercommunicator: libnbc ------------------------------------------------------
+ *
+ * Open MPI 4.1 runs the I-forms there in coll/libnbc, whose schedules talk
+ * to the remote ranks directly, rather than through a collective of each
+ * group; a round ends where libnbc's schedule has a barrier.  The rooted
+ * ones are linear; Ireduce's root, and Iallreduce's and
+ * Ireduce_scatter's rank 0s, take the remote ranks one a round, reducing
+ * each into what they hold. */
+
+static void sends_remote(coll_round *o, uint32_t first, uint32_t n, uint64_t bytes)
+{
+    for (uint32_t i = first; i < n; i++)
+        S(o, COLL_REMOTE | i, bytes);
+}
+
+static void recvs_remote(coll_round *o, uint32_t first, uint32_t n)
+{
+    for (uint32_t i = first; i < n; i++)
+        R(o, COLL_REMOTE | i);
+}
+
+/* Remote ranks first.. one a round, each reduced (bytes) into the sum. */
+static void take_reducing(const ins_coll *c, rb *b, uint32_t first, uint64_t bytes)
+{
+    uint32_t i;
+    if (c->rsize > first && rnd_of(b, c->rsize - first, &i)) {
+        R(b->o, COLL_REMOTE | (first + i));
+        b->o->reduce_bytes = bytes;
+    }
+}
+
+/* Ibarrier: each rank 0 takes the other group's other ranks, swaps with
+ * remote rank 0, then lets them go; the other ranks swap with remote rank 0. */
+static int nbc_barrier(const ins_coll *c, rb *b)
+{
+    if (rnd(b)) {
+        recvs_remote(b->o, c->me == 0 ? 1 : 0, c->me == 0 ? c->rsize : 0);
+        R(b->o, COLL_REMOTE);
+        S(b->o, COLL_REMOTE, 0);
+    }
+    if (c->me == 0 && c->rsize > 1 && rnd(b))
+        sends_remote(b->o, 1, c->rsize, 0);
+    return b->hit;
+}
+
+/* Ibcast, Ireduce, Igather(v), Iscatter(v): the root to or from every
+ * remote rank, each to or from the root. */
+static int nbc_rooted(const ins_coll *c, rb *b)
+{
+    int to_root = c->coll == SIMMPI_REDUCE || c->coll == SIMMPI_GATHER || c->coll == SIMMPI_GATHERV;
+    if (c->root == COLL_ROOT_NONE || (c->coll == SIMMPI_REDUCE && !B(c))) /* libnbc: nothing to reduce */
+        return 0;
+    if (c->root != COLL_ROOT_HERE) {
+        if (rnd(b)) {
+            if (to_root)
+                S(b->o, COLL_REMOTE | c->root, B(c));
+            else
+                R(b->o, COLL_REMOTE | c->root);
+        }
+        return b->hit;
+    }
+    if (c->coll == SIMMPI_REDUCE) { /* remote ranks 0 and 1, then one a round */
+        if (rnd(b)) {
+            recvs_remote(b->o, 0, c->rsize < 2 ? c->rsize : 2);
+            b->o->reduce_bytes = c->rsize > 1 ? B(c) : 0;
+        }
+        take_reducing(c, b, 2, B(c));
+        return b->hit;
+    }
+    if (!rnd(b))
+        return 0;
+    if (to_root)
+        recvs_remote(b->o, 0, c->rsize);
+    else
+        for (uint32_t i = 0; i < c->rsize; i++)
+            S(b->o, COLL_REMOTE | i, c->coll == SIMMPI_SCATTERV ? c->v[c->size + i] : B(c));
+    return 1;
+}
+
+/* Iallreduce: every rank sends remote rank 0 its data, and gets the result
+ * from it; each rank 0 takes the other group's data, swaps the sum with
+ * remote rank 0 for its own group's, and passes that on to the other ranks
+ * of the other group. */
+static int nbc_allreduce(const ins_coll *c, rb *b)
+{
+    if (!B(c))
+        return 0;
+    if (rnd(b)) {
+        S(b->o, COLL_REMOTE, B(c));
+        R(b->o, COLL_REMOTE);
+    }
+    if (c->me != 0)
+        return b->hit;
+    take_reducing(c, b, 1, B(c));
+    if (rnd(b)) {
+        R(b->o, COLL_REMOTE);
+        S(b->o, COLL_REMOTE, B(c));
+    }
+    if (c->rsize > 1 && rnd(b))
+        sends_remote(b->o, 1, c->rsize, B(c));
+    return b->hit;
+}
+
+/* Iallgather(v): a block to and from every remote rank in one round;
+ * Iallgatherv posts no receive of 0 bytes (c->v: the remote group's after
+ * the local group's), and no send when its own block is empty. */
+static int nbc_allgather(const ins_coll *c, rb *b)
+{
+    if (!rnd(b))
+        return 0;
+    const uint64_t *from = c->coll == SIMMPI_ALLGATHERV ? c->v + c->size : NULL;
+    for (uint32_t i = 0; i < c->rsize; i++)
+        if (!from || from[i])
+            R(b->o, COLL_REMOTE | i);
+    if (c->coll != SIMMPI_ALLGATHERV || B(c))
+        sends_remote(b->o, 0, c->rsize, B(c));
+    return 1;
+}
+
+/* Ireduce_scatter(_block): every rank sends remote rank 0 its buffer; each
+ * rank 0 takes the other group's, reducing each, and sends its group's
+ * other ranks their blocks. */
+static int nbc_reduce_scatter(const ins_coll *c, rb *b)
+{
+    uint64_t all = blocks(c, 0, c->size);
+    if (rnd(b)) {
+        S(b->o, COLL_REMOTE, all);
+        R(b->o, c->me == 0 ? COLL_REMOTE : 0);
+    }
+    if (c->me != 0)
+        return b->hit;
+    take_reducing(c, b, 1, all);
+    if (c->size > 1 && rnd(b))
+        for (uint32_t p = 1; p < c->size; p++)
+            S(b->o, p, blocks(c, p, 1));
+    return b->hit;
+}
+
+static int inter_nbc(const ins_coll *c, rb *b)
+{
+    switch (c->coll) {
+    case SIMMPI_BARRIER: return nbc_barrier(c, b);
+    case SIMMPI_ALLREDUCE: return nbc_allreduce(c, b);
+    case SIMMPI_ALLGATHER:
+    case SIMMPI_ALLGATHERV: return nbc_allgather(c, b);
+    case SIMMPI_ALLTOALL:
+    case SIMMPI_ALLTOALLV: return inter_alltoall(c, b); /* as coll/basic, with the same zero-byte rule */
+    case SIMMPI_REDUCE_SCATTER:
+    case SIMMPI_REDUCE_SCATTER_BLOCK: return nbc_reduce_scatter(c, b);
+    default: return nbc_rooted(c, b);
+    }
+}
+
 static int inter(const ins_coll *c, rb *b)
 {
+    if (c->nb)
+        return inter_nbc(c, b);
     uint64_t count = c->coll == SIMMPI_BARRIER ? 1 : c->count;
     ins_coll ar = *c;
     switch (c->coll) {
@@ -1284,6 +1439,17 @@ static int inter(const ins_coll *c, rb *b)
  * sends them (a rank sees its own group's decomposition only). */
 uint64_t coll_inter_recv_bytes(const ins_coll *c, uint32_t peer, uint32_t k)
 {
+    if (c->nb) /* libnbc: one block, straight from its sender */
+        switch (c->coll) {
+        case SIMMPI_BARRIER: return 0;
+        case SIMMPI_GATHERV:
+        case SIMMPI_ALLGATHERV: return c->v[c->size + peer];
+        case SIMMPI_ALLGATHER: return c->v ? c->v[0] : B(c);
+        case SIMMPI_ALLTOALLV: return c->v[c->rsize + peer];
+        case SIMMPI_REDUCE_SCATTER:
+        case SIMMPI_REDUCE_SCATTER_BLOCK: return blocks(c, 0, c->size);
+        default: return B(c);
+        }
     switch (c->coll) {
     case SIMMPI_GATHERV:
     case SIMMPI_ALLGATHERV: return vsum(c->v + c->size, c->rsize); /* the remote group's data */

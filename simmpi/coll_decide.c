@@ -259,7 +259,7 @@ static int inter_args_alg(const simmpi_coll_args *a)
     int grouped = simmpi_inter_group_sized(a->coll);
     if ((a->coll == SIMMPI_ALLTOALLV && !(a->vbytes && a->rvbytes)) ||
         (a->coll == SIMMPI_REDUCE_SCATTER && !a->vbytes) ||
-        (grouped && (all || (!here && a->root != SIMMPI_ROOT_NONE)) && !a->vbytes) ||
+        (grouped && !a->nonblocking && (all || (!here && a->root != SIMMPI_ROOT_NONE)) && !a->vbytes) ||
         (grouped && (all || here) && !a->rvbytes))
         return -1; /* their per-rank sizes are missing */
     return SIMMPI_ALG_INTER;
@@ -305,7 +305,7 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
 {
     ins_coll c = {.coll = (uint8_t)a->coll, .alg = (uint8_t)alg, .size = a->size, .me = me,
                   .root = a->root, .count = a->count, .esize = a->esize ? a->esize : 1,
-                  .rsize = a->remote_size, .v = (uint64_t *)a->vbytes};
+                  .rsize = a->remote_size, .v = (uint64_t *)a->vbytes, .nb = a->remote_size && a->nonblocking};
     if (a->vbytes && (a->coll == SIMMPI_GATHERV || a->coll == SIMMPI_ALLGATHERV)) {
         c.count = a->vbytes[me]; /* what this rank contributes */
         c.esize = 1;

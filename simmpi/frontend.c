@@ -979,29 +979,31 @@ static int inter_vsizes(tctx *t, ins_coll *c)
 
 /* An intercommunicator's Gatherv, Scatterv or Allgatherv: c->v holds the
  * local group's sizes (from the other group's events: the source's
- * group_sizes, by the call's place among comm's), then the remote group's
- * (this rank's event), where coll.c's inter_gatherv needs them; c->count
- * (esize 1) this rank's own bytes.  1: not known (not simulated). */
+ * group_sizes, by the call's place among comm's blocking ones), then the
+ * remote group's (this rank's event), where coll.c's inter_gatherv needs
+ * them; c->count (esize 1) this rank's own bytes.  libnbc's I-forms need
+ * no local group's sizes.  1: not known (not simulated). */
 static int inter_group_sizes(tctx *t, ins_coll *c, uint32_t comm)
 {
     sim *s = t->s;
     const ph_event *ev = t->ev;
     comm_cache *cc = &s->comms[comm];
-    if (!cc->vcalls && !(cc->vcalls = calloc(c->size, sizeof *cc->vcalls)))
+    if (!c->nb && !cc->vcalls && !(cc->vcalls = calloc(c->size, sizeof *cc->vcalls)))
         return sim_fail(s, "out of memory (rank %u)", t->rank);
-    uint64_t k = cc->vcalls[c->me]++;
+    uint64_t k = c->nb ? 0 : cc->vcalls[c->me]++;
     int here = c->root == COLL_ROOT_HERE, all = c->coll == SIMMPI_ALLGATHERV, scatter = c->coll == SIMMPI_SCATTERV;
+    int lookup = !c->nb && !here && c->root != COLL_ROOT_NONE;
     const uint64_t *local = NULL, *remote = scatter ? ev->sbytes : ev->rbytes_v;
     uint32_t nremote = scatter ? ev->nsbytes : ev->nrbytes;
-    if (!s->src->group_sizes)
+    if (!c->nb && !s->src->group_sizes)
         return 1;
     if ((all || here) && nremote < c->rsize)
         return sim_fail(s, "rank %u: event %llu (%s): %u per-rank sizes for a remote group of %u", t->rank,
                         (unsigned long long)ev->seq, ph_ops[ev->op].name, nremote, c->rsize);
     ph_err e;
-    if (!here && c->root != COLL_ROOT_NONE && s->src->group_sizes(s->src->ctx, comm, k, &local, &e) < 0)
+    if (lookup && s->src->group_sizes(s->src->ctx, comm, k, &local, &e) < 0)
         return sim_fail(s, "%s", e.msg);
-    if (!here && c->root != COLL_ROOT_NONE && !local)
+    if (lookup && !local)
         return 1;
     c->count = scatter ? ev->rbytes : ev->bytes;
     c->esize = 1;
@@ -1031,6 +1033,7 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
     ins_coll *c = &in->u.c;
     c->coll = (uint8_t)coll;
     c->alg = SIMMPI_ALG_INTER;
+    c->nb = ph_ops[in->op].kind == PH_K_ICOLL; /* libnbc's, not coll/inter's */
     c->size = ci->size;
     c->rsize = ci->remote_size;
     c->me = (uint32_t)me;

@@ -11,9 +11,10 @@
  * time a trace needs it.
  *
  * A call is known by its communicator side and its position among the
- * side's Gatherv, Scatterv and Allgatherv calls (blocking or not): MPI has
- * every rank of both groups call an intercommunicator's collectives in one
- * order.  One event a group and call is kept: the root's, or the
+ * side's blocking Gatherv, Scatterv and Allgatherv calls: MPI has every
+ * rank of both groups call an intercommunicator's collectives in one
+ * order.  (Their I-forms run in libnbc, which sends straight to the
+ * remote ranks: each rank's own sizes do.)  One event a group and call is kept: the root's, or the
  * Allgatherv's at the observing group's rank 0.
  */
 #include <stdlib.h>
@@ -71,7 +72,7 @@ static int keep(simmpi_group_sizes *g, uint32_t comm, uint64_t k, const uint64_t
     return 0;
 }
 
-/* One rank's events; calls[c]: its Gatherv, Scatterv and Allgatherv on side c so far. */
+/* One rank's events; calls[c]: its blocking Gatherv, Scatterv and Allgatherv on side c so far. */
 static int scan_rank(ph_trace *t, uint32_t rank, uint64_t *calls, simmpi_group_sizes *g, ph_err *err)
 {
     ph_rank_reader *r = ph_rank_open(t, rank, err);
@@ -80,7 +81,7 @@ static int scan_rank(ph_trace *t, uint32_t rank, uint64_t *calls, simmpi_group_s
     ph_event ev;
     int rc;
     while ((rc = ph_rank_next(r, &ev, err)) > 0) {
-        int coll = simmpi_coll_of(ev.op);
+        int coll = ph_ops[ev.op].kind == PH_K_COLL ? simmpi_coll_of(ev.op) : -1; /* libnbc's I-forms need none */
         const ph_comm_info *ci = coll >= 0 && simmpi_inter_group_sized((simmpi_coll)coll)
                                      ? ph_trace_comm(t, ev.comm)
                                      : NULL;

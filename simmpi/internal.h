@@ -67,6 +67,7 @@ typedef struct ins_wait {
 
 typedef struct ins_coll {
     uint8_t coll, alg;
+    uint8_t nb;              /* an intercommunicator's I-form (coll.c: inter_nbc, libnbc's) */
     uint32_t size, me, root; /* communicator size, my rank and the root in it */
     uint64_t count;
     uint32_t esize;

@@ -158,6 +158,9 @@ typedef struct simmpi_coll_args {
     /* An intercommunicator's Allgather: the bytes of each block it receives
      * (count * esize are those of the one it sends). */
     uint64_t rblock;
+    /* An intercommunicator's I-form, which Open MPI runs in libnbc: straight
+     * to and from the remote ranks (a local group's sizes are not needed). */
+    int nonblocking;
 } simmpi_coll_args;
 #define SIMMPI_ROOT_HERE UINT32_MAX        /* MPI_ROOT: this rank is the root */
 #define SIMMPI_ROOT_NONE (UINT32_MAX - 1)  /* MPI_PROC_NULL: another rank of the root's group is */
@@ -189,7 +192,7 @@ int simmpi_coll_messages(const simmpi_coll_args *a, simmpi_msg_fn fn, void *ctx,
 typedef struct simmpi_group_sizes simmpi_group_sizes;
 int simmpi_group_sizes_scan(ph_trace *t, simmpi_group_sizes **out, ph_err *err);
 /* The bytes of each rank of comm's local group (its size entries) in its
- * k-th (from 0) Gatherv, Scatterv or Allgatherv, blocking or not, on
+ * k-th (from 0) blocking Gatherv, Scatterv or Allgatherv on
  * intercommunicator side comm; NULL if no event of the other group has
  * them. */
 const uint64_t *simmpi_group_sizes_get(const simmpi_group_sizes *g, uint32_t comm, uint64_t k);

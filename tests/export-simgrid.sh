@@ -483,6 +483,37 @@ $p wait $r $p $t
 $p finalize
 EOF
 done
+# An Iallreduce there, as libnbc runs it: every rank swaps with remote rank
+# 0; ranks 0 and 1 take remote rank 1's data, swap the sums and send remote
+# rank 1 its group's.
+"$SYNTH" intercomm "$W/iiar" --ranks 4 --op allreduce --bytes 64 --comp 300 --nonblocking --overlap 500
+ex iiar
+for r in 0 1; do
+  p=$((r + 2)) o=$((1 - r)) q=$((3 - r))
+  acts iiar $r <<EOF
+$r init
+$r compute 800
+$r irecv $o $t 64
+$r isend $o $t 64
+$r waitall
+$r irecv $q $t 64
+$r wait $q $r $t
+$r irecv $o $t2 64
+$r isend $o $t2 64
+$r waitall
+$r isend $q $t 64
+$r wait $r $q $t
+$r finalize
+EOF
+  acts iiar $p <<EOF
+$p init
+$p compute 800
+$p irecv $o $t 64
+$p isend $o $t 64
+$p waitall
+$p finalize
+EOF
+done
 "$SYNTH" intercomm "$W/iscan" --ranks 4 --op scan --bytes 64 --comp 300
 ex iscan
 approx iscan 4 "intercommunicator collectives not simulated dropped"
@@ -563,7 +594,7 @@ p=$(q "d['predicted_s']")
 python3 -c "import sys; t, p = map(float, sys.argv[1:]); sys.exit(not (t >= 20e-6 and abs(t - p) <= 0.25 * p))" "$t" "$p" ||
   fail "stencil: SimGrid simulated $t s, phantom predict $p s"
 echo "SimGrid replayed the stencil in $t s (phantom predict: $p s)"
-for n in wc sub scan ps sr inter igather iscatter ialltoall iallgather irsb ialltoallv irs iagv; do
+for n in wc sub scan ps sr inter igather iscatter ialltoall iallgather irsb ialltoallv irs iagv iiar; do
   ex $n --platform "$W/plat.conf"
   sg "$n" "$(wc -l < "$W/$n.tit.hosts")" > /dev/null
 done

@@ -71,7 +71,7 @@ meta unknown fuzz_reader: meta: 4 ranks, 1 communicators, 3 call sites
 predict collectives fuzz_predict: predicted 390077203 ps, 160 events, 0 stuck
 predict comms fuzz_predict: predicted 242982037 ps, 189 events, 0 stuck
 predict fault-loop fuzz_predict: predicted 436389504 ps, 2412 events, 0 stuck
-predict intercoll fuzz_predict: predicted 165167768 ps, 72 events, 0 stuck
+predict intercoll fuzz_predict: predicted 163890468 ps, 72 events, 0 stuck
 predict nonblocking fuzz_predict: predicted 389788200 ps, 455 events, 0 stuck
 predict p2p fuzz_predict: predicted 1481907300 ps, 156 events, 0 stuck
 predict stencil fuzz_predict: predicted 15280922780 ps, 4088 events, 0 stuck

@@ -15,7 +15,9 @@
 # rank 0, which sends them to the root, Scatterv as the root sending remote
 # rank 0 the counts and the data, which it scatters, and Allgatherv as a
 # Gatherv's two steps in each group, a swap between the rank 0s and a
-# broadcast (coll/inter, each group's sizes taken from the other's events).
+# broadcast (coll/inter, each group's sizes taken from the other's events);
+# their I-forms as Open MPI's libnbc runs them, straight to and from the
+# remote ranks.
 # Synthetic traces (simmpi/synth intercomm: the even ranks against the odd
 # ones), checked against closed forms to the picosecond (blocking and
 # nonblocking), by message count at sizes that are not powers of two,
@@ -142,29 +144,64 @@ expect "rendezvous bcast finishes" "$(finishes)" \
   "$(ps $((2 * (op + L + op) + os))) $(ps $((mr + 2 * (op + L + op) + os))) 0 $(ps $((2 * mr)))"
 expect "rendezvous bcast: rank 3 waits for its sender" "$(q "d['ranks'][3]['syn_ps']")" "$(ps $mr)"
 
-# 2b. Nonblocking: an Iallreduce runs in the Wait that completes it, after
-#    the overlapped computation X.
+# 2b. Nonblocking: the I-forms run in Open MPI's libnbc, straight to and
+#    from the remote ranks, in the Wait that completes them, after the
+#    overlapped computation X (groups of 2; the root is rank 0).
 X=20000
-"$SYNTH" intercomm "$WORK/iallreduce" --ranks 4 --op allreduce --bytes 100 --comp 0 --nonblocking --overlap $X
-predict "$WORK/iallreduce"
 K=100
 m=$((os + G * (K - 1) + L + or))
+for coll in bcast gather allreduce; do
+  "$SYNTH" intercomm "$WORK/i$coll" --ranks 4 --op $coll --bytes $K --comp 0 --nonblocking --overlap $X
+done
+predict "$WORK/ibcast"
+# the root sends to remote ranks 0 and 1 in turn
+expect "ibcast finishes" "$(finishes)" "$(ps $((X + 2 * os))) $(ps $((X + m))) $(ps $X) $(ps $((X + os + m)))"
+predict "$WORK/igather"
+# both remote ranks send to the root at once: it takes the second o_r later
+expect "igather finishes" "$(finishes)" "$(ps $((X + m + or))) $(ps $((X + os))) $(ps $X) $(ps $((X + os)))"
+predict "$WORK/iallreduce"
+# every rank swaps with remote rank 0 (m); each rank 0 takes remote rank
+# 1's data (o_r later), swaps the sums with remote rank 0 (m) and sends
+# remote rank 1 its group's (os, and m to arrive)
 expect "iallreduce finishes" "$(finishes)" \
-  "$(ps $((X + 2 * m + os))) $(ps $((X + 2 * m + os))) $(ps $((X + 3 * m))) $(ps $((X + 3 * m)))"
+  "$(ps $((X + 2 * m + or + os))) $(ps $((X + 2 * m + or + os))) $(ps $((X + 3 * m + or))) $(ps $((X + 3 * m + or)))"
 expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {'inter': 1}}"
 
-# 2c. Every nonblocking form runs in its Wait: on groups of 4 and 3 ranks,
-#    three calls overlapped by X each take 3X longer than the blocking
-#    ones, with the same messages.
-for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block alltoallv \
-  reduce_scatter gatherv scatterv allgatherv; do
-  "$SYNTH" intercomm "$WORK/b-$coll" --ranks 7 --op $coll --bytes 100 --comp 10 --iters 3 --root 1
-  predict "$WORK/b-$coll"
-  want="$(q "d['predicted_ps'] + 3 * $X * 1000, d['simulator']['messages']")"
-  "$SYNTH" intercomm "$WORK/nb-$coll" --ranks 7 --op $coll --bytes 100 --comp 10 --iters 3 --root 1 \
-    --nonblocking --overlap $X
-  predict "$WORK/nb-$coll"
-  expect "nonblocking $coll" "$(q "d['predicted_ps'], d['simulator']['messages']")" "$want"
+# 2c. Every I-form, on groups of a and b ranks (4 and 3, 5 and 4, 1 and 1),
+#    three calls, their messages as libnbc sends them: b for Ibcast,
+#    Ireduce, Igather(v) and Iscatter(v) (the root and each remote rank);
+#    2ab for Iallgather(v) and Ialltoall(v) (a block each way between every
+#    pair); 2n - 2 for Ibarrier (each rank 0 hears from the other group's
+#    other ranks, swaps with the other rank 0 and lets them go) and
+#    Ireduce_scatter(_block) (every rank to remote rank 0, which scatters
+#    in its group); 2n for Iallreduce (every rank to remote rank 0, the
+#    swap of the sums, and each rank 0's to the other group's other ranks).
+#    Every one is received, and the prediction is the same for 1 or 2
+#    threads, the strict order and either queue.
+for n in 7 9 2; do
+  b=$((n / 2))
+  root=$(( n > 2 ? 1 : 0 ))
+  for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block alltoallv \
+    reduce_scatter gatherv scatterv allgatherv; do
+    case $coll in
+      barrier | reduce_scatter_block | reduce_scatter) want=$((3 * (2 * n - 2))) ;;
+      allreduce) want=$((3 * 2 * n)) ;;
+      alltoall | alltoallv | allgather | allgatherv) want=$((3 * 2 * (n - b) * b)) ;;
+      *) want=$((3 * b)) ;;
+    esac
+    t="$WORK/nb-$coll-$n"
+    "$SYNTH" intercomm "$t" --ranks $n --op $coll --bytes 100 --comp 10 --iters 3 --root $root \
+      --nonblocking --overlap $X
+    predict "$t" --threads 1
+    expect "nonblocking $coll on $n ranks" \
+      "$(q "d['simulator']['messages'], d['simulator']['unmatched_messages'], all(r['complete'] for r in d['ranks'])")" \
+      "$want 0 True"
+    ref=$(q "d['predicted_ps']")
+    for v in "--threads 2" "--strict-order" "--queue radix"; do
+      predict "$t" $v
+      expect "nonblocking $coll on $n ranks, $v" "$(q "d['predicted_ps']")" "$ref"
+    done
+  done
 done
 
 # 3. Groups of 4 and 3, 5 and 4, 1 and 1 ranks, three calls each: a group
@@ -336,4 +373,23 @@ expect "allgatherv" "$(listed 3 allgatherv inter 2 0 1 1 16 32 8 24 40)" \
   "R 1 0 0;R 1 0 1;R r0 0 2 72;S 0 r0 2 48;S 0 1 3 72;S 1 0 0 4;S 1 0 1 32;R 0 1 2;"
 "$COLL_LIST" -i 3 allgatherv inter 2 0 1 1 16 32 8 24 > /dev/null 2>&1 &&
   fail "coll-list: an Allgatherv with a size short"
+# The I-forms (nbc: libnbc's), a group of 3 against one of 2.  Ibarrier:
+# rank 0 hears from remote rank 1, swaps with remote rank 0, then lets
+# remote rank 1 go; ranks 1 and 2 swap with remote rank 0.
+expect "ibarrier" "$(listed 2 barrier nbc 3 0 0 1)" \
+  "R r1 0 0 0;R r0 0 0 0;S 0 r0 0 0;S 0 r1 1 0;R r0 1 0 0;S 1 r0 0 0;R r0 2 0 0;S 2 r0 0 0;"
+# Iallreduce: rank 0 swaps with remote rank 0, takes remote rank 1's,
+# swaps the sums, and sends remote rank 1 its own group's
+expect "iallreduce" "$(listed 2 allreduce nbc 3 0 4 8)" \
+  "R r0 0 0 32;S 0 r0 0 32;R r1 0 1 32;R r0 0 2 32;S 0 r0 2 32;S 0 r1 3 32;R r0 1 0 32;S 1 r0 0 32;R r0 2 0 32;S 2 r0 0 32;"
+# Ireduce_scatter_block: every rank sends remote rank 0 its 96 B; rank 0
+# takes remote rank 0's and rank 1's, then sends ranks 1 and 2 their blocks
+expect "ireduce_scatter_block" "$(listed 2 reduce_scatter_block nbc 3 0 4 8)" \
+  "R r0 0 0 96;S 0 r0 0 96;R r1 0 1 96;S 0 1 2 32;S 0 2 2 32;R 0 1 0;S 1 r0 0 96;R 0 2 0;S 2 r0 0 96;"
+# Ireduce at the root: remote ranks 0 and 1 in one round, then 2
+expect "ireduce, at the root" "$(listed 3 reduce nbc 2 root 4 8)" \
+  "R r0 0 0 32;R r1 0 0 32;R r2 0 1 32;R r0 1 0 32;R r1 1 0 32;R r2 1 1 32;"
+# Iallgatherv with empty blocks: no receive of 0 bytes, no send of nothing
+expect "iallgatherv" "$(listed 3 allgatherv nbc 2 0 1 1 0 0 8 0 40)" \
+  "R r0 0 0 8;R r2 0 0 40;R r0 1 0 8;R r2 1 0 40;"
 exit 0
