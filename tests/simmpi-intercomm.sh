@@ -167,42 +167,23 @@ expect "iallreduce finishes" "$(finishes)" \
   "$(ps $((X + 2 * m + or + os))) $(ps $((X + 2 * m + or + os))) $(ps $((X + 3 * m + or))) $(ps $((X + 3 * m + or)))"
 expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {'inter': 1}}"
 
-# 2c. Every I-form, on groups of a and b ranks (4 and 3, 5 and 4, 1 and 1),
-#    three calls, their messages as libnbc sends them: b for Ibcast,
-#    Ireduce, Igather(v) and Iscatter(v) (the root and each remote rank);
-#    2ab for Iallgather(v) and Ialltoall(v) (a block each way between every
-#    pair); 2n - 2 for Ibarrier (each rank 0 hears from the other group's
-#    other ranks, swaps with the other rank 0 and lets them go) and
-#    Ireduce_scatter(_block) (every rank to remote rank 0, which scatters
-#    in its group); 2n for Iallreduce (every rank to remote rank 0, the
-#    swap of the sums, and each rank 0's to the other group's other ranks).
-#    Every one is received, and the prediction is the same for 1 or 2
-#    threads, the strict order and either queue.
-for n in 7 9 2; do
-  b=$((n / 2))
-  root=$(( n > 2 ? 1 : 0 ))
-  for coll in bcast reduce gather scatter allreduce barrier alltoall allgather reduce_scatter_block alltoallv \
-    reduce_scatter gatherv scatterv allgatherv; do
-    case $coll in
-      barrier | reduce_scatter_block | reduce_scatter) want=$((3 * (2 * n - 2))) ;;
-      allreduce) want=$((3 * 2 * n)) ;;
-      alltoall | alltoallv | allgather | allgatherv) want=$((3 * 2 * (n - b) * b)) ;;
-      *) want=$((3 * b)) ;;
-    esac
-    t="$WORK/nb-$coll-$n"
-    "$SYNTH" intercomm "$t" --ranks $n --op $coll --bytes 100 --comp 10 --iters 3 --root $root \
-      --nonblocking --overlap $X
-    predict "$t" --threads 1
-    expect "nonblocking $coll on $n ranks" \
-      "$(q "d['simulator']['messages'], d['simulator']['unmatched_messages'], all(r['complete'] for r in d['ranks'])")" \
-      "$want 0 True"
-    ref=$(q "d['predicted_ps']")
-    for v in "--threads 2" "--strict-order" "--queue radix"; do
-      predict "$t" $v
-      expect "nonblocking $coll on $n ranks, $v" "$(q "d['predicted_ps']")" "$ref"
-    done
+# counted TRACE WANT ARGS...: simmpi/synth intercomm TRACE ARGS... has WANT
+# messages, every one received and every rank at MPI_Finalize, and the
+# same prediction for 1 or 2 threads, the strict order and either queue.
+counted() {
+  t=$1 want=$2
+  shift 2
+  "$SYNTH" intercomm "$t" "$@"
+  predict "$t" --threads 1
+  expect "$t: messages, unmatched, complete" \
+    "$(q "d['simulator']['messages'], d['simulator']['unmatched_messages'], all(r['complete'] for r in d['ranks'])")" \
+    "$want 0 True"
+  ref=$(q "d['predicted_ps']")
+  for v in "--threads 2" "--strict-order" "--queue radix"; do
+    predict "$t" $v
+    expect "$t, $v" "$(q "d['predicted_ps']")" "$ref"
   done
-done
+}
 
 # 3. Groups of 4 and 3, 5 and 4, 1 and 1 ranks, three calls each: a group
 #    of b ranks takes b messages a Bcast, Reduce, Gather or Scatter (its
@@ -213,9 +194,16 @@ done
 #    on n ranks 2n - 2 (each group's b - 1 twice, and the swap); a Gatherv
 #    2b - 1 (the counts' b - 1, the data's b - 1 and one to the root), a
 #    Scatterv b + 1 (two from the root) and an Allgatherv 3n - 4 (each
-#    group's b - 1 three times, and the swap).  Every one is
-#    received, and the prediction is the same for 1 or 2 threads, the strict
-#    order and either queue.
+#    group's b - 1 three times, and the swap).
+#    The I-forms, as libnbc sends them: b for Ibcast, Ireduce, Igather(v)
+#    and Iscatter(v) (the root and each remote rank); 2ab for Iallgather(v)
+#    and Ialltoall(v); 2n - 2 for Ibarrier (each rank 0 hears from the other
+#    group's other ranks, swaps with the other rank 0 and lets them go) and
+#    Ireduce_scatter(_block) (every rank to remote rank 0, which scatters
+#    in its group); 2n for Iallreduce (every rank to remote rank 0, the
+#    swap of the sums, and each rank 0's to the other group's other ranks).
+#    Every one is received, and the prediction is the same for 1 or 2
+#    threads, the strict order and either queue.
 for n in 7 9 2; do
   b=$((n / 2))
   root=$(( n > 2 ? 1 : 0 ))
@@ -230,19 +218,16 @@ for n in 7 9 2; do
       *) want=$((3 * b)) ;;
     esac
     for K in 100 100000; do
-      t="$WORK/$coll-$n-$K"
-      "$SYNTH" intercomm "$t" --ranks $n --op $coll --bytes $K --comp 1000 --iters 3 --root $root
-      predict "$t" --threads 1
-      # messages, unmatched ones, every rank at MPI_Finalize
-      expect "$coll on $n ranks, $K B" \
-        "$(q "d['simulator']['messages'], d['simulator']['unmatched_messages'], all(r['complete'] for r in d['ranks'])")" \
-        "$want 0 True"
-      ref=$(q "d['predicted_ps']")
-      for v in "--threads 2" "--strict-order" "--queue radix"; do
-        predict "$t" $v
-        expect "$coll on $n ranks, $K B, $v" "$(q "d['predicted_ps']")" "$ref"
-      done
+      counted "$WORK/$coll-$n-$K" $want --ranks $n --op $coll --bytes $K --comp 1000 --iters 3 --root $root
     done
+    case $coll in
+      barrier | reduce_scatter_block | reduce_scatter) want=$((3 * (2 * n - 2))) ;;
+      allreduce) want=$((3 * 2 * n)) ;;
+      alltoall | alltoallv | allgather | allgatherv) want=$((3 * 2 * (n - b) * b)) ;;
+      *) want=$((3 * b)) ;;
+    esac
+    counted "$WORK/nb-$coll-$n" $want --ranks $n --op $coll --bytes 100 --comp 10 --iters 3 --root $root \
+      --nonblocking --overlap $X
   done
 done
 
