@@ -262,7 +262,7 @@ typedef struct xrank {
     wres *wild;
     size_t nwild, wpos;
     int prescanned;
-    uint64_t *vcalls; /* per communicator: its Gatherv, Scatterv and Allgatherv so far */
+    uint64_t *vcalls; /* per communicator: its blocking Gatherv, Scatterv and Allgatherv so far */
 } xrank;
 
 struct exporter {
