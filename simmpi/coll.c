@@ -1188,14 +1188,7 @@ static int inter_alltoall(const ins_coll *c, rb *b)
 /* Gatherv, Scatterv and Allgatherv (coll/inter) move a whole group's data
  * through its rank 0.  c->v: the bytes of each rank of the local group
  * (size), then of the remote group (rsize), each where needed; c->count
- * (esize 1) this rank's own.  vsum: a group's total. */
-static uint64_t vsum(const uint64_t *v, uint32_t n)
-{
-    uint64_t s = 0;
-    for (uint32_t i = 0; v && i < n; i++)
-        s += v[i];
-    return s;
-}
+ * (esize 1) this rank's own.  vsum (internal.h): a group's total. */
 
 /* The group's counts (an int each) gathered to rank 0, then their data
  * (a Gatherv, esize 1). */

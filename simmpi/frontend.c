@@ -875,14 +875,6 @@ static int copy_v(tctx *t, ins_coll *c, const uint64_t *v, uint32_t n)
     return 0;
 }
 
-static uint64_t vsum(const uint64_t *v, uint32_t n)
-{
-    uint64_t s = 0;
-    for (uint32_t i = 0; v && i < n; i++)
-        s += v[i];
-    return s;
-}
-
 /* Sizes of one collective call as this rank sees them; bytes for the decision. */
 static int coll_sizes(tctx *t, ins_coll *c, uint64_t *dbytes)
 {

@@ -457,6 +457,14 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
                        void *ctx, int recvs);
 int coll_round_reserve(coll_round *r, uint32_t n);
 /* An intercommunicator collective's message from the remote group: its bytes. */
+/* The sum of n per-rank sizes (0 for none); the front end and coll.c both sum them. */
+static inline uint64_t vsum(const uint64_t *v, uint32_t n)
+{
+    uint64_t s = 0;
+    for (uint32_t i = 0; v && i < n; i++)
+        s += v[i];
+    return s;
+}
 uint64_t coll_inter_recv_bytes(const ins_coll *c, uint32_t peer, uint32_t k);
 
 #endif
