@@ -244,4 +244,22 @@ expect "Iprobe fold: receiver" "$(finish 1)" "$(ps $((18400 + or)))"
 expect "Iprobe fold: folded" "$(q "d['simulator']['folded_polls']")" 1
 expect "Iprobe fold: charged" "$(q "d['simulator']['failed_polls']")" 3
 expect "Iprobe fold: their cost" "$(q "d['simulator']['failed_poll_ps']")" "$(ps 300)"
+# 9. A collective with nothing to move returns at once in Open MPI's MPI
+# layer (ompi/mpi/c/*.c, "Do we need to do anything?"): ten of them of 0
+# bytes on 5 ranks cost exactly the 1 us of computation before each, and
+# send nothing; an Iallreduce of 0 bytes completes at once, under 2 us of
+# overlap.  A Barrier has no such test: it still sends.
+"$SYNTH" coll "$WORK/zero" --ranks 5 --bytes 0 --comp 1000 \
+  --op bcast,reduce,allreduce,allgather,alltoall,gather,scatter,scan,exscan,reduce_scatter_block > /dev/null ||
+  fail "simmpi/synth coll --bytes 0"
+predict "$WORK/zero"
+expect "zero-count collectives: run time" "$(q "d['predicted_ps']")" "$(ps 10000)"
+expect "zero-count collectives: messages" "$(q "d['simulator']['messages']")" 0
+"$SYNTH" icoll "$WORK/izero" --ranks 4 --bytes 0 --comp 1000 --overlap 2000 > /dev/null ||
+  fail "simmpi/synth icoll --bytes 0"
+predict "$WORK/izero"
+expect "zero-count Iallreduce: run time" "$(q "d['predicted_ps']")" "$(ps 3000)"
+"$SYNTH" coll "$WORK/zbar" --ranks 5 --bytes 0 --op barrier > /dev/null || fail "simmpi/synth coll barrier"
+predict "$WORK/zbar"
+[ "$(q "d['simulator']['messages']")" -gt 0 ] || fail "a Barrier sent nothing"
 echo "closed forms: all exact"
