@@ -374,9 +374,49 @@ static int bcast_linear(const ins_coll *c, rb *b, uint64_t bytes)
     return b->hit;
 }
 
+/* Elements of blocks [first, first + n) of sc elements, of count. */
+static uint64_t sa_elems(uint64_t count, uint64_t sc, uint64_t first, uint64_t n)
+{
+    uint64_t lo = first * sc, hi = (first + n) * sc;
+    return lo >= count ? 0 : (hi < count ? hi : count) - lo;
+}
+
+/* The allgather of Open MPI's scatter_allgather: recursive doubling for any
+ * p, block ranges swapped with v ^ m; where the partner's half is short (p
+ * not a power of two), the ranks of this half that have it pass it on by
+ * recursive halving, one blocking send or receive a round
+ * (ompi_coll_base_bcast_intra_scatter_allgather, literally). */
+static void sa_recdbl(const ins_coll *c, rb *b, uint32_t v, uint64_t sc)
+{
+    uint32_t p = c->size;
+    uint64_t es = c->esize;
+    for (uint32_t m = 1; m < p; m <<= 1) {
+        uint32_t vr = v ^ m, t = v & ~(m - 1), rt = vr & ~(m - 1);
+        if (vr < p && rnd(b)) {
+            S(b->o, real(c, vr), sa_elems(c->count, sc, t, m) * es);
+            R(b->o, real(c, vr));
+        }
+        if ((uint64_t)rt + m <= p)
+            continue;
+        int64_t have = (int64_t)p - t - m; /* ranks of the partner's half */
+        for (uint32_t h = m >> 1; h > 0; h >>= 1) {
+            uint32_t w = v ^ h;
+            int64_t tr = v & ~(2 * h - 1);
+            if (w >= p)
+                continue;
+            if (w > v && v < tr + have && w >= tr + have) {
+                if (rnd(b))
+                    S(b->o, real(c, w), sa_elems(c->count, sc, (uint64_t)t + m, m) * es);
+            } else if (w < v && w < tr + have && v >= tr + have && rnd(b)) {
+                R(b->o, real(c, w));
+            }
+        }
+    }
+}
+
 /* Binomial scatter of ceil(count/p)-element blocks (Open MPI's
- * scatter_allgather), then an allgather: recursive doubling when p is a
- * power of two, else (and for alg 9) a ring. */
+ * scatter_allgather), then an allgather: recursive doubling (sa_recdbl),
+ * or for alg 9 a ring. */
 static int bcast_scatter_allgather(const ins_coll *c, rb *b, int ring)
 {
     uint32_t p = c->size, v = vrank(c);
@@ -384,8 +424,7 @@ static int bcast_scatter_allgather(const ins_coll *c, rb *b, int ring)
     uint32_t mask = 1;
     for (; mask < p; mask <<= 1)
         if (v & mask) {
-            uint64_t lo = (uint64_t)v * sc, hi = (uint64_t)(v + mask) * sc;
-            cur = lo >= c->count ? 0 : (hi < c->count ? hi : c->count) - lo;
+            cur = sa_elems(c->count, sc, v, mask);
             if (cur && rnd(b))
                 R(b->o, real(c, v - mask));
             break;
@@ -397,16 +436,8 @@ static int bcast_scatter_allgather(const ins_coll *c, rb *b, int ring)
                 S(b->o, real(c, v + mask), n * es);
             cur -= n;
         }
-    if (!ring && is_pof2(p)) {
-        for (uint32_t d = 1; d < p; d <<= 1) {
-            uint32_t base = v & ~(d - 1);
-            uint64_t lo = (uint64_t)base * sc, hi = (uint64_t)(base + d) * sc;
-            uint64_t n = lo >= c->count ? 0 : (hi < c->count ? hi : c->count) - lo;
-            if (rnd(b)) {
-                S(b->o, real(c, v ^ d), n * es);
-                R(b->o, real(c, v ^ d));
-            }
-        }
+    if (!ring) {
+        sa_recdbl(c, b, v, sc);
         return b->hit;
     }
     uint32_t i; /* the ring: p-1 rounds, round i passes on block v - i */
@@ -431,8 +462,8 @@ static DISPATCHED int bcast(const ins_coll *c, rb *b)
     case 7: return bcast_tree(c, b, T_KNOMIAL4, bytes);
     case 8:
     case 9:
-        if (c->count < c->size)
-            return bcast_tree(c, b, T_BMTREE, bytes);
+        if (c->count < c->size) /* as Open MPI: too few elements to scatter */
+            return bcast_linear(c, b, bytes);
         return bcast_scatter_allgather(c, b, c->alg == 9);
     default: return bcast_tree(c, b, T_BMTREE, bytes);
     }
@@ -456,16 +487,24 @@ static int reduce_tree(const ins_coll *c, rb *b, int topo)
     return b->hit;
 }
 
+/* Linear reduce (coll/base basic_linear): the root takes rank p-1's block,
+ * then p-2's down to 0's, a blocking receive each, reducing each into the
+ * result; its own is reduced in its turn, with no message (an empty round). */
 static int reduce_linear(const ins_coll *c, rb *b)
 {
+    uint32_t p = c->size, j;
     if (c->me != c->root) {
         if (rnd(b))
             S(b->o, c->root, B(c));
-    } else if (c->size > 1 && rnd(b)) {
-        for (uint32_t i = c->size; i-- > 0;)
-            if (i != c->root)
-                R(b->o, i);
-        b->o->reduce_bytes = (c->size - 1) * B(c);
+        return b->hit;
+    }
+    int last = c->root == p - 1; /* the root's block starts the result: no turn of its own */
+    if (p > 1 && rnd_of(b, last ? p - 1 : p, &j)) {
+        uint32_t i = last ? p - 2 - j : p - 1 - j;
+        if (i != c->root)
+            R(b->o, i);
+        if (i != p - 1)
+            b->o->reduce_bytes = B(c);
     }
     return b->hit;
 }
@@ -804,11 +843,23 @@ static DISPATCHED int allgather(const ins_coll *c, rb *b)
 
 static uint64_t to_peer(const ins_coll *c, uint32_t i) { return c->v ? c->v[i] : B(c); }
 
+/* Linear all-to-all: every receive, then every send, in one round.  Open
+ * MPI's Alltoall receives from me+1 upward and sends from me-1 downward;
+ * its Alltoallv does both in rank order. */
 static int a2a_linear(const ins_coll *c, rb *b)
 {
     uint32_t p = c->size, me = c->me;
     if (p < 2 || !rnd(b))
         return b->hit;
+    if (c->coll == SIMMPI_ALLTOALLV) {
+        for (uint32_t i = 0; i < p; i++)
+            if (i != me)
+                R(b->o, i);
+        for (uint32_t i = 0; i < p; i++)
+            if (i != me)
+                S(b->o, i, to_peer(c, i));
+        return b->hit;
+    }
     for (uint32_t i = (me + 1) % p; i != me; i = (i + 1) % p)
         R(b->o, i);
     for (uint32_t i = (me + p - 1) % p; i != me; i = (i + p - 1) % p)
@@ -816,14 +867,16 @@ static int a2a_linear(const ins_coll *c, rb *b)
     return b->hit;
 }
 
-/* Pairwise exchange: round k swaps with me+k / me-k; the self copy included. */
+/* Pairwise exchange: round k swaps with me+k+1 / me-k-1.  Open MPI's step
+ * with itself (Alltoall's last, Alltoallv's first) is a local copy, no
+ * message (ompi_coll_base_sendrecv), so not a round. */
 static int a2a_pairwise(const ins_coll *c, rb *b)
 {
     uint32_t p = c->size, me = c->me, k = b->want;
-    if (k >= p)
+    if (k + 1 >= p)
         return 0;
-    uint32_t step = c->coll == SIMMPI_ALLTOALLV ? k : k + 1; /* alltoallv starts with self */
-    uint32_t to = (me + step) % p, from = (me + p - step % p) % p;
+    uint32_t step = k + 1;
+    uint32_t to = (me + step) % p, from = (me + p - step) % p;
     S(b->o, to, to_peer(c, to));
     R(b->o, from);
     return b->hit = 1;
@@ -863,47 +916,82 @@ static DISPATCHED int alltoall(const ins_coll *c, rb *b)
 
 /* ---- gather and scatter ---------------------------------------------------------------------------------------- */
 
-static int gather_linear(const ins_coll *c, rb *b, int sync)
+/* Linear gather (coll/base basic_linear) and Gatherv (coll/basic): the root
+ * takes each rank's block in turn, in rank order, a blocking receive each.
+ * A Gatherv posts nothing of 0 bytes: a rank with nothing does not send,
+ * and its turn at the root is an empty round, which takes no time (rounds
+ * stay O(1) to find without a scan of the sizes). */
+static int gather_linear(const ins_coll *c, rb *b)
 {
-    uint32_t p = c->size;
+    uint32_t p = c->size, i;
+    int v = c->coll == SIMMPI_GATHERV;
     if (c->me != c->root) {
-        if (sync && rnd(b))
-            R(b->o, c->root);
-        if (rnd(b))
+        if ((!v || B(c)) && rnd(b))
             S(b->o, c->root, B(c));
         return b->hit;
     }
-    if (!sync) {
-        if (p > 1 && rnd(b))
-            for (uint32_t i = 0; i < p; i++)
-                if (i != c->root)
-                    R(b->o, i);
-        return b->hit;
-    }
-    uint32_t i; /* linear_sync: a zero-byte go-ahead to each other rank, in rank order */
     if (rnd_of(b, p - 1, &i)) {
         uint32_t peer = i < c->root ? i : i + 1;
-        S(b->o, peer, 0);
-        R(b->o, peer);
+        if (!v || !c->v || c->v[peer])
+            R(b->o, peer);
     }
     return b->hit;
 }
 
+/* linear_sync, unsegmented (the fixed rules give no segment size, so the
+ * whole block is the first segment and the second has 0 bytes): a rank
+ * waits for a zero-byte go-ahead, sends its block, then the empty second
+ * segment; the root, in rank order, posts the block's receive and sends the
+ * go-ahead, waits for the block, and takes every second segment at the end. */
+static int gather_linear_sync(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, i;
+    if (c->me != c->root) {
+        if (rnd(b))
+            R(b->o, c->root);
+        if (rnd(b))
+            S(b->o, c->root, B(c));
+        if (rnd(b))
+            S(b->o, c->root, 0);
+        return b->hit;
+    }
+    if (rnd_of(b, p - 1, &i)) {
+        uint32_t peer = i < c->root ? i : i + 1;
+        R(b->o, peer);
+        S(b->o, peer, 0);
+    }
+    if (p > 1 && rnd(b))
+        for (i = 0; i < p; i++)
+            if (i != c->root)
+                R(b->o, i);
+    return b->hit;
+}
+
+/* Binomial gather: a blocking receive from each child in turn (nearest
+ * first), then the subtree's blocks to the parent. */
 static int gather_binomial(const ins_coll *c, rb *b)
 {
-    uint32_t v = vrank(c);
-    if (topo_has_children(T_INORDER, v, c->size) && rnd(b))
-        recv_children(c, b, T_INORDER, v);
+    uint32_t v = vrank(c), i;
+    if (topo_has_children(T_INORDER, v, c->size)) {
+        uint32_t kids[96], n = topo_children(T_INORDER, v, c->size, kids);
+        if (rnd_of(b, n, &i))
+            R(b->o, real(c, kids[i]));
+    }
     if (v && rnd(b))
         S(b->o, real(c, (uint32_t)topo_parent(T_INORDER, v, c->size)), subtree(v, c->size) * B(c));
     return b->hit;
 }
 
+/* Linear scatter (basic_linear) and Scatterv (coll/basic): the root sends
+ * to each rank in turn, in rank order, a blocking send each; linear_nb
+ * sends to all at once.  A Scatterv posts nothing of 0 bytes (an empty
+ * round at the root, as in gather_linear). */
 static int scatter_linear(const ins_coll *c, rb *b, int one_round)
 {
     uint32_t p = c->size;
+    int v = c->coll == SIMMPI_SCATTERV;
     if (c->me != c->root) {
-        if (rnd(b))
+        if ((!v || B(c)) && rnd(b))
             R(b->o, c->root);
         return b->hit;
     }
@@ -914,23 +1002,29 @@ static int scatter_linear(const ins_coll *c, rb *b, int one_round)
                     S(b->o, i, to_peer(c, i));
         return b->hit;
     }
-    uint32_t i; /* one blocking send after the other, in rank order */
+    uint32_t i;
     if (rnd_of(b, p - 1, &i)) {
         uint32_t peer = i < c->root ? i : i + 1;
-        S(b->o, peer, to_peer(c, peer));
+        uint64_t n = to_peer(c, peer);
+        if (!v || n)
+            S(b->o, peer, n);
     }
     return b->hit;
 }
 
+/* Binomial scatter: the subtree's blocks from the parent, then a blocking
+ * send to each child in turn, the farthest (largest subtree) first. */
 static int scatter_binomial(const ins_coll *c, rb *b)
 {
-    uint32_t v = vrank(c);
+    uint32_t v = vrank(c), i;
     if (v && rnd(b))
         R(b->o, real(c, (uint32_t)topo_parent(T_INORDER, v, c->size)));
-    if (topo_has_children(T_INORDER, v, c->size) && rnd(b)) {
+    if (topo_has_children(T_INORDER, v, c->size)) {
         uint32_t kids[96], n = topo_children(T_INORDER, v, c->size, kids);
-        for (uint32_t i = n; i-- > 0;)
-            S(b->o, real(c, kids[i]), subtree(kids[i], c->size) * B(c));
+        if (rnd_of(b, n, &i)) {
+            uint32_t kid = kids[n - 1 - i];
+            S(b->o, real(c, kid), subtree(kid, c->size) * B(c));
+        }
     }
     return b->hit;
 }
@@ -941,13 +1035,13 @@ static DISPATCHED int gather_scatter(const ins_coll *c, rb *b)
     case SIMMPI_GATHER:
         if (c->alg == 2)
             return gather_binomial(c, b);
-        return gather_linear(c, b, c->alg == 3);
-    case SIMMPI_GATHERV: return gather_linear(c, b, 0);
+        return c->alg == 3 ? gather_linear_sync(c, b) : gather_linear(c, b);
+    case SIMMPI_GATHERV: return gather_linear(c, b);
     case SIMMPI_SCATTER:
         if (c->alg == 2)
             return scatter_binomial(c, b);
         return scatter_linear(c, b, c->alg == 3);
-    default: return scatter_linear(c, b, 1); /* scatterv: isend to all */
+    default: return scatter_linear(c, b, 0); /* scatterv: one rank after the other */
     }
 }
 
@@ -996,21 +1090,26 @@ static int rs_halving(const ins_coll *c, rb *b)
     for (uint32_t mask = pof2 >> 1; v >= 0 && mask > 0; mask >>= 1) {
         uint32_t vd = (uint32_t)v ^ mask, dest = vd < rem ? vd * 2 + 1 : vd + rem;
         uint32_t mid = lo + mask, low = (uint32_t)v < mid; /* I keep [lo, mid), send [mid, hi) */
-        if (rnd(b)) {
-            S(b->o, dest, low ? rs_new_blocks(c, rem, mid, hi) : rs_new_blocks(c, rem, lo, mid));
-            R(b->o, dest);
-            b->o->reduce_bytes = low ? rs_new_blocks(c, rem, lo, mid) : rs_new_blocks(c, rem, mid, hi);
+        if (rnd(b)) { /* Open MPI posts neither half of 0 bytes */
+            uint64_t give = low ? rs_new_blocks(c, rem, mid, hi) : rs_new_blocks(c, rem, lo, mid);
+            uint64_t take = low ? rs_new_blocks(c, rem, lo, mid) : rs_new_blocks(c, rem, mid, hi);
+            if (give)
+                S(b->o, dest, give);
+            if (take)
+                R(b->o, dest);
+            b->o->reduce_bytes = take;
         }
         if (low)
             hi = mid;
         else
             lo = mid;
     }
-    if (me < 2 * rem && rnd(b)) {
+    uint64_t back = me < 2 * rem ? blocks(c, me - me % 2, 1) : 0; /* the even rank's block */
+    if (back && rnd(b)) {
         if (me % 2 == 0)
             R(b->o, me + 1);
         else
-            S(b->o, me - 1, blocks(c, me - 1, 1));
+            S(b->o, me - 1, back);
     }
     return b->hit;
 }
@@ -1029,9 +1128,15 @@ static void rs_parts(const ins_coll *c, rb *b, int idx, ins_coll *part)
         part->v = NULL;
         return;
     }
-    *part = sub_coll(c, c->v && !block ? SIMMPI_SCATTERV : SIMMPI_SCATTER, 1, 0, c->count);
-    if (block)
+    if (block) { /* Reduce_scatter_block scatters through the communicator: tuned's rule */
+        *part = sub_coll(c, SIMMPI_SCATTER, sub_alg(b, 1, SIMMPI_SCATTER, c->size, B(c)), 0, c->count);
         part->v = NULL;
+        return;
+    }
+    /* Reduce_scatter: a Scatterv (coll/basic), a receiver's block its own size */
+    *part = sub_coll(c, c->v ? SIMMPI_SCATTERV : SIMMPI_SCATTER, 1, 0, c->v ? c->v[c->me] : c->count);
+    if (c->v)
+        part->esize = 1;
 }
 
 static DISPATCHED int reduce_scatter(const ins_coll *c, rb *b)
@@ -1052,7 +1157,9 @@ static DISPATCHED int scan_linear(const ins_coll *c, rb *b)
 {
     if (c->me > 0 && rnd(b)) {
         R(b->o, c->me - 1);
-        b->o->reduce_bytes = B(c);
+        /* Exscan's last rank only receives (its result is the one received) */
+        if (c->coll != SIMMPI_EXSCAN || c->me + 1 < c->size)
+            b->o->reduce_bytes = B(c);
     }
     if (c->me + 1 < c->size && rnd(b))
         S(b->o, c->me + 1, B(c));
@@ -1075,8 +1182,9 @@ static int inter_local(const ins_coll *c, rb *b, int coll, uint64_t count)
 {
     if (b->want < b->cur || c->size < 2) /* past the wanted round: do not clobber it */
         return b->hit;
+    int v = (coll == SIMMPI_SCATTERV || coll == SIMMPI_GATHERV) && c->me == 0; /* the local root's sizes */
     ins_coll s = {.coll = (uint8_t)coll, .size = c->size, .me = c->me, .root = 0, .count = count,
-                  .esize = c->esize, .v = coll == SIMMPI_SCATTERV ? c->v : NULL};
+                  .esize = c->esize, .v = v ? c->v : NULL};
     s.alg = (uint8_t)coll_alg_resolve(coll, forced_alg(b, coll), s.size, count * s.esize);
     uint32_t n = count_rounds(&s, b->o), first = b->cur;
     b->cur += n;
@@ -1162,8 +1270,11 @@ static int inter_reduce_scatter(const ins_coll *c, rb *b)
         R(b->o, COLL_REMOTE | (i + 1));
         b->o->reduce_bytes = all;
     }
-    if (c->v)
-        return inter_local(c, b, SIMMPI_SCATTERV, 1);
+    if (c->v) {
+        ins_coll bytes = *c;
+        bytes.esize = 1;
+        return inter_local(&bytes, b, SIMMPI_SCATTERV, c->v[c->me]);
+    }
     return inter_local(c, b, SIMMPI_SCATTER, c->count);
 }
 
@@ -1228,7 +1339,7 @@ static int inter_scatterv(const ins_coll *c, rb *b)
         inter_round(b, c->root, 1, 0, 0);
         inter_round(b, c->root, 1, 0, 0);
     }
-    return inter_local(c, b, SIMMPI_SCATTERV, 1);
+    return inter_local(c, b, SIMMPI_SCATTERV, c->count);
 }
 
 /* Allgatherv: each group's data to its rank 0, the two rank 0s swap them,
@@ -1238,9 +1349,13 @@ static int inter_allgatherv(const ins_coll *c, rb *b)
     inter_gather_counts_data(c, b);
     if (c->me == 0)
         inter_round(b, 0, 1, vsum(c->v, c->size), 1);
-    ins_coll bytes = *c;
-    bytes.esize = 1;
-    return inter_local(&bytes, b, SIMMPI_BCAST, vsum(c->v + c->size, c->rsize));
+    /* one element of an indexed type (coll_inter_allgatherv.c): tuned decides
+     * on the bytes, and its scatter_allgather falls back to a linear bcast */
+    uint64_t all = vsum(c->v + c->size, c->rsize);
+    int indexed = all && all <= UINT32_MAX; /* else as bytes */
+    ins_coll one = *c;
+    one.esize = indexed ? (uint32_t)all : 1;
+    return inter_local(&one, b, SIMMPI_BCAST, indexed ? 1 : all);
 }
 
 /* ---- nonblocking, on an intercommunicator: libnbc ------------------------------------------------------

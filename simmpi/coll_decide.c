@@ -276,6 +276,8 @@ int coll_args_alg(const simmpi_coll_args *a)
         bytes += a->vbytes[i];
     if (a->vbytes && a->coll == SIMMPI_ALLGATHERV)
         bytes /= a->size;
+    if (!a->vbytes && a->coll == SIMMPI_REDUCE_SCATTER) /* count elements a rank: tuned sums them all */
+        bytes *= a->size;
     return coll_alg_resolve(a->coll, a->alg, a->size, bytes);
 }
 
@@ -306,8 +308,8 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
     ins_coll c = {.coll = (uint8_t)a->coll, .alg = (uint8_t)alg, .size = a->size, .me = me,
                   .root = a->root, .count = a->count, .esize = a->esize ? a->esize : 1,
                   .rsize = a->remote_size, .v = (uint64_t *)a->vbytes, .nb = a->remote_size && a->nonblocking};
-    if (a->vbytes && (a->coll == SIMMPI_GATHERV || a->coll == SIMMPI_ALLGATHERV)) {
-        c.count = a->vbytes[me]; /* what this rank contributes */
+    if (a->vbytes && (a->coll == SIMMPI_GATHERV || a->coll == SIMMPI_SCATTERV || a->coll == SIMMPI_ALLGATHERV)) {
+        c.count = a->vbytes[me]; /* what this rank contributes, or takes */
         c.esize = 1;
     }
     if (a->remote_size && a->coll == SIMMPI_ALLGATHER)

@@ -107,9 +107,12 @@ def linear_bcast(me, p, root, nbytes):
 
 
 def linear_reduce(me, p, root, nbytes):
+    """The root receives from p-1, then p-2 .. 0, one a round; its own turn
+    (unless it is p-1, whose block starts the result) is an empty round."""
     if me != root:
         return [([], [(root, nbytes)])]
-    return [([i for i in reversed(range(p)) if i != root], [])]
+    turns = range(p - 2, -1, -1) if root == p - 1 else range(p - 1, -1, -1)
+    return [([] if i == root else [i], []) for i in turns]
 
 
 # ---- barrier ---------------------------------------------------------------------------
@@ -179,7 +182,7 @@ def bcast(alg, me, p, root, count, es):
         return tree_bcast(me, p, root, n, kids_knomial4)
     if alg in ("scatter_allgather", "scatter_allgather_ring"):
         if count < p:
-            return tree_bcast(me, p, root, n, kids_bmtree)
+            return linear_bcast(me, p, root, n)
         return scatter_allgather(me, p, root, count, es, alg.endswith("ring"))
     raise KeyError(alg)
 
@@ -202,12 +205,22 @@ def scatter_allgather(me, p, root, count, es, ring):
         csp = lowbit(c)
         if elems(c, min(csp, p - c)):
             rounds.append(([], [(real(c), elems(c, min(csp, p - c)) * es)]))
-    if not ring and p & (p - 1) == 0:
-        d = 1
-        while d < p:
-            base = v & ~(d - 1)
-            rounds.append(([real(v ^ d)], [(real(v ^ d), elems(base, d) * es)]))
-            d *= 2
+    if not ring:  # recursive doubling for any p; short halves filled by recursive halving
+        m = 1
+        while m < p:
+            t = v - v % m
+            if v ^ m < p:
+                rounds.append(([real(v ^ m)], [(real(v ^ m), elems(t, m) * es)]))
+            if (v ^ m) - (v ^ m) % m + m > p:
+                have, h = p - t - m, m // 2
+                while h:
+                    w, tr = v ^ h, v - v % (2 * h)
+                    if p > w > v and v < tr + have <= w:
+                        rounds.append(([], [(real(w), elems(t + m, m) * es)]))
+                    elif w < v and w < tr + have <= v:
+                        rounds.append(([real(w)], []))
+                    h //= 2
+            m *= 2
     else:
         for i in range(p - 1):
             b = (v - i) % p
@@ -327,7 +340,7 @@ def alltoall(alg, me, p, nbytes):
         sends = [((me - i) % p, nbytes) for i in range(1, p)]
         return [(recvs, sends)]
     if alg == "pairwise":
-        return [([(me - s) % p], [((me + s) % p, nbytes)]) for s in range(1, p + 1)]
+        return [([(me - s) % p], [((me + s) % p, nbytes)]) for s in range(1, p)]  # no step with itself
     if alg == "modified_bruck":
         out, d = [], 1
         while d < p:
@@ -338,6 +351,14 @@ def alltoall(alg, me, p, nbytes):
     raise KeyError(alg)
 
 
+def alltoallv(alg, me, p, vb):
+    """vb[i]: bytes to rank i.  Linear: every receive, then every send, in rank
+    order (0 B included); pairwise: step s swaps with me+s / me-s."""
+    if alg == "basic_linear":
+        return [([i for i in range(p) if i != me], [(i, vb[i]) for i in range(p) if i != me])] if p > 1 else []
+    return [([(me - s) % p], [((me + s) % p, vb[(me + s) % p])]) for s in range(1, p)]
+
+
 # ---- gather, scatter, reduce-scatter, scan ---------------------------------------------------------
 
 def subtree(v, p):
@@ -346,12 +367,16 @@ def subtree(v, p):
 
 
 def gather(alg, me, p, root, nbytes):
-    if alg == "basic_linear":
-        return [([i for i in range(p) if i != root], [])] if me == root else [([], [(root, nbytes)])]
-    if alg == "binomial":
+    if alg == "basic_linear":  # blocking receives in rank order
+        return [([i], []) for i in range(p) if i != root] if me == root else [([], [(root, nbytes)])]
+    if alg == "linear_sync":  # go-ahead, block, empty second segment; the root takes those last
+        if me != root:
+            return [([root], []), ([], [(root, nbytes)]), ([], [(root, 0)])]
+        others = [i for i in range(p) if i != root]
+        return [([i], [(i, 0)]) for i in others] + ([(others, [])] if others else [])
+    if alg == "binomial":  # one child a round, nearest first
         v, real, out = (me - root) % p, lambda x: (x + root) % p, []
-        if kids_inorder(v, p):
-            out.append(([real(c) for c in kids_inorder(v, p)], []))
+        out += [([real(c)], []) for c in kids_inorder(v, p)]
         if v:
             out.append(([], [(real(v - lowbit(v)), subtree(v, p) * nbytes)]))
         return out
@@ -369,11 +394,22 @@ def scatter(alg, me, p, root, nbytes):
         v, real, out = (me - root) % p, lambda x: (x + root) % p, []
         if v:
             out.append(([real(v - lowbit(v))], []))
-        kids = kids_inorder(v, p)
-        if kids:
-            out.append(([], [(real(c), subtree(c, p) * nbytes) for c in reversed(kids)]))
+        out += [([], [(real(c), subtree(c, p) * nbytes)]) for c in reversed(kids_inorder(v, p))]
         return out
     raise KeyError(alg)
+
+
+def gatherv(me, p, root, vb):
+    """Blocking receives in rank order; nothing of 0 bytes (an empty round at the root)."""
+    if me != root:
+        return [([], [(root, vb[me])])] if vb[me] else []
+    return [([i] if vb[i] else [], []) for i in range(p) if i != root]
+
+
+def scatterv(me, p, root, vb):
+    if me != root:
+        return [([root], [])] if vb[me] else []
+    return [([], [(i, vb[i])] if vb[i] else []) for i in range(p) if i != root]
 
 
 def reduce_scatter(alg, me, p, vb):
@@ -385,7 +421,7 @@ def reduce_scatter(alg, me, p, vb):
         if me < 2 * rem:
             out.append(([], [(me + 1, total)]) if me % 2 == 0 else ([me - 1], []))
             if me % 2 == 0:
-                return out + [([me + 1], [])]
+                return out + ([([me + 1], [])] if vb[me] else [])
         v = me // 2 if me < 2 * rem else me - rem
         own = lambda i: vb[2 * i] + vb[2 * i + 1] if i < rem else vb[i + rem]
         lo, hi, m = 0, q, q // 2
@@ -394,10 +430,12 @@ def reduce_scatter(alg, me, p, vb):
             dest = vd * 2 + 1 if vd < rem else vd + rem
             mid = lo + m
             give = range(mid, hi) if v < mid else range(lo, mid)
-            out.append(([dest], [(dest, sum(own(i) for i in give))]))
+            take = range(lo, mid) if v < mid else range(mid, hi)
+            g, t = sum(own(i) for i in give), sum(own(i) for i in take)  # nothing of 0 bytes
+            out.append(([dest] if t else [], [(dest, g)] if g else []))
             lo, hi = (lo, mid) if v < mid else (mid, hi)
             m //= 2
-        if me < 2 * rem:
+        if me < 2 * rem and vb[me - 1]:
             out.append(([], [(me - 1, vb[me - 1])]))
         return out
     raise KeyError(alg)
@@ -533,6 +571,14 @@ def main():
                     case("scatter", alg, p, root, count, es,
                          lambda me, a=alg, p=p, r=root, n=n: scatter(a, me, p, r, n),
                          need=lambda me, got, r=root, n=n: me == r or got >= n)
+                case("gather", "linear_sync", p, root, count, es,
+                     lambda me, p=p, r=root, n=n: gather("linear_sync", me, p, r, n),
+                     need=lambda me, got, r=root, n=n, p=p: me != r or got == (p - 1) * n)
+                vz = [8 * (i % 3) for i in range(p)]  # every third rank has nothing
+                case("gatherv", "basic_linear", p, root, 1, 1, lambda me, p=p, r=root, v=vz: gatherv(me, p, r, v),
+                     need=lambda me, got, r=root, v=vz: got == (sum(v) - v[r] if me == r else 0), v=vz)
+                case("scatterv", "basic_linear", p, root, 1, 1, lambda me, p=p, r=root, v=vz: scatterv(me, p, r, v),
+                     need=lambda me, got, r=root, v=vz: got == (0 if me == r else v[me]), v=vz)
         for count in [1, p - 1 if p > 1 else 1, p, 5 * p + 3, 1000]:
             n = count * 8
             for alg in ["basic_linear", "recursive_doubling", "ring", "rabenseifner"]:
@@ -544,13 +590,20 @@ def main():
             for alg in ["linear", "pairwise", "modified_bruck"]:
                 exact = alg != "modified_bruck"
                 case("alltoall", alg, p, 0, count, 8, lambda me, a=alg, p=p, n=n: alltoall(a, me, p, n),
-                     need=lambda me, got, n=n, p=p, e=exact, a=alg:
-                     got == (p - 1) * n + (n if a == "pairwise" else 0) if e else got >= (p - 1) * n)
+                     need=lambda me, got, n=n, p=p, e=exact: got == (p - 1) * n if e else got >= (p - 1) * n)
             case("scan", "linear", p, 0, count, 8, lambda me, p=p, n=n: scan(me, p, n))
             vb = [8 * ((i * 7 + count) % 5 + 1) for i in range(p)]
+            vz = [8 * ((i * 7 + count) % 5) for i in range(p)]  # zeros too: halving posts none
             for alg in ["ring", "recursive_halving"]:
                 case("reduce_scatter", alg, p, 0, 1, 1,
                      lambda me, a=alg, p=p, vb=vb: reduce_scatter(a, me, p, vb), v=vb)
+            if sum(vz):
+                case("reduce_scatter", "recursive_halving", p, 0, 1, 1,
+                     lambda me, p=p, vb=vz: reduce_scatter("recursive_halving", me, p, vb), v=vz)
+            va = [8 * (i % 4) for i in range(p)]  # to rank i, from every rank (0 B to some)
+            for alg in ["basic_linear", "pairwise"]:
+                case("alltoallv", alg, p, 0, 1, 1, lambda me, a=alg, p=p, v=va: alltoallv(a, me, p, v),
+                     need=lambda me, got, v=va, p=p: got == (p - 1) * v[me], v=va)
     for f in fails[:20]:
         print("FAIL:", f)
     print(f"{cases} decompositions checked, {len(fails)} failures")

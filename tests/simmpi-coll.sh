@@ -63,11 +63,15 @@ expect "nonoverlapping, parts forced linear" "$(q "d['predicted_ps'], d['simulat
 # A root's schedule of p-1 rounds costs O(p), not O(p^2): each round is
 # computed on its own, without walking the rounds before it.  At 262,144
 # ranks the walk took minutes; here the totals match their closed forms at
-# once.  (The root of a linear_sync gather, of a blocking linear scatter, and
-# of a ring scatter_allgather bcast: log2 p scatter sends, then p-1 ring rounds.)
+# once.  (The root of a linear_sync gather: p-1 rounds of a go-ahead and a
+# block, then one of every empty second segment; of a blocking linear
+# scatter; of a linear gather, a receive a round; and of a ring
+# scatter_allgather bcast: log2 p scatter sends, then p-1 ring rounds.)
 p=262144 root=$((p / 2 + 7))
 expect "gather linear_sync root, $p ranks" "$("$LIST" -r $root gather linear_sync $p $root 5 8 | head -1)" \
-  "rank $root rounds $((p - 1)) sends $((p - 1)) recvs $((p - 1)) bytes 0"
+  "rank $root rounds $p sends $((p - 1)) recvs $((2 * (p - 1))) bytes 0"
+expect "gather basic_linear root, $p ranks" "$("$LIST" -r $root gather basic_linear $p $root 5 8 | head -1)" \
+  "rank $root rounds $((p - 1)) sends 0 recvs $((p - 1)) bytes 0"
 expect "scatter basic_linear root, $p ranks" "$("$LIST" -r $root scatter basic_linear $p $root 5 8 | head -1)" \
   "rank $root rounds $((p - 1)) sends $((p - 1)) recvs 0 bytes $(((p - 1) * 40))"
 expect "bcast ring root, $p ranks" "$("$LIST" -r $root bcast scatter_allgather_ring $p $root $((3 * p)) 8 | head -1)" \

@@ -307,9 +307,10 @@ expect "reduce: local rank 0 sends the sum to remote rank 2" "$(grep ' r' "$WORK
 "$COLL_LIST" -i 3 bcast inter 2 3 4 8 > /dev/null 2>&1 && fail "coll-list: a root outside the remote group"
 # Gather and Scatter: a group of 3 against one of 2; the root's side moves
 # the other group's blocks (2 x 32 B) in one message, and the other side
-# gathers or scatters its own (3 x 32 B) at its rank 0 (linear at 3 ranks).
+# gathers or scatters its own (3 x 32 B) at its rank 0 (linear at 3 ranks:
+# a blocking receive or send a round).
 expect "gather, the sending group" "$(listed -s 2 gather inter 3 1 4 8)" \
-  "R 1 0 0;R 2 0 0;S 0 r1 1 96;S 1 0 0 32;S 2 0 0 32;"
+  "R 1 0 0;R 2 0 1;S 0 r1 2 96;S 1 0 0 32;S 2 0 0 32;"
 expect "gather, at the root: one receive of the remote group's blocks" "$(listed 3 gather inter 2 root 4 8)" \
   "R r0 0 0 96;R r0 1 0 96;"
 expect "scatter, from the root" "$(listed 3 scatter inter 2 root 4 8)" "S 0 r0 0 96;S 1 r0 0 96;"
