@@ -54,10 +54,17 @@ static int rnd_of(rb *b, uint32_t n, uint32_t *i)
 
 static void S(coll_round *o, uint32_t peer, uint64_t bytes)
 {
-    o->send[o->nsend++] = (coll_xfer){peer, bytes};
+    o->send[o->nsend++] = (coll_xfer){.peer = peer, .bytes = bytes};
 }
 
-static void R(coll_round *o, uint32_t peer) { o->recv[o->nrecv++] = (coll_xfer){peer, 0}; }
+/* A synchronous send of 0 bytes (MCA_PML_BASE_SEND_SYNCHRONOUS): done when
+ * the receiver has it, so the sender cannot leave before its peer arrived. */
+static void S_sync(coll_round *o, uint32_t peer)
+{
+    o->send[o->nsend++] = (coll_xfer){.peer = peer, .sync = 1};
+}
+
+static void R(coll_round *o, uint32_t peer) { o->recv[o->nrecv++] = (coll_xfer){.peer = peer}; }
 
 static uint32_t pof2_floor(uint32_t n)
 {
@@ -246,21 +253,21 @@ static int bar_linear(const ins_coll *c, rb *b)
     return b->hit;
 }
 
+/* Twice around the ring; the second lap's sends are synchronous. */
 static int bar_double_ring(const ins_coll *c, rb *b)
 {
     uint32_t p = c->size, left = (c->me + p - 1) % p, right = (c->me + 1) % p;
-    for (int rep = 0; rep < 2; rep++) {
-        if (c->me == 0) {
-            if (rnd(b))
-                S(b->o, right, 0);
-            if (rnd(b))
-                R(b->o, left);
-        } else {
-            if (rnd(b))
-                R(b->o, left);
-            if (rnd(b))
+    for (int lap = 0; lap < 2; lap++) {
+        if (c->me != 0 && rnd(b))
+            R(b->o, left);
+        if (rnd(b)) {
+            if (lap)
+                S_sync(b->o, right);
+            else
                 S(b->o, right, 0);
         }
+        if (c->me == 0 && rnd(b))
+            R(b->o, left);
     }
     return b->hit;
 }
@@ -279,8 +286,8 @@ static int bar_recdbl(const ins_coll *c, rb *b)
             S(b->o, me ^ mask, 0);
             R(b->o, me ^ mask);
         }
-    if (adj != p && me < p - adj && rnd(b))
-        S(b->o, me + adj, 0);
+    if (adj != p && me < p - adj && rnd(b)) /* the folded rank's way out: synchronous */
+        S_sync(b->o, me + adj);
     return b->hit;
 }
 

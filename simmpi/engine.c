@@ -956,7 +956,7 @@ static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, uin
     r->creq[r->ncreq++] = qi;
     ins_p2p p = {.peer = (int32_t)world, .tag = 0, .bytes = x->bytes, .req = qi};
     if (send)
-        post_send(s, rank, &p, ctx, 1, 0);
+        post_send(s, rank, &p, ctx, 1, x->sync ? F_SYNC : 0);
     else
         post_recv(s, rank, &p, ctx, 1);
 }

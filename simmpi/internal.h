@@ -272,6 +272,7 @@ _Static_assert(offsetof(srank, fe) == 128 && offsetof(srank, fe.t_start) <= 256 
 
 typedef struct coll_xfer {
     uint32_t peer;
+    uint32_t sync;           /* a send: synchronous (Open MPI's barriers' last sends) */
     uint64_t bytes;
 } coll_xfer;
 

@@ -84,6 +84,21 @@ for p in 2 3 4 5 7 8 13 16; do
   predict "$WORK/bar3x$p"
   expect "3 dissemination barriers p=$p" "$(q "d['predicted_ps']")" "$(ps $((3 * r * (os + L + or))))"
 done
+# Recursive doubling at p=3 (Open MPI's): rank 2 folds into rank 0 (o_s +
+# L + o_r), ranks 0 and 1 swap (o_r + o_s more at rank 0), then rank 0
+# lets rank 2 out with a synchronous send, a rendezvous: 2(o'+L+o') + o_s
+# at rank 0, and L + o_r more at rank 2.  The double ring's second lap is
+# synchronous too: at p=2 the first lap costs 2(o_s + L + o_r), the second
+# 2(2(o'+L+o') + o_s + L + o_r).
+plat "coll.barrier = recursive_doubling"
+predict "$WORK/bar3"
+rd0=$((os + L + or + or + os + 2 * (op + L + op) + os))
+expect "recursive doubling barrier p=3: rank 0" "$(finish 0)" "$(ps $rd0)"
+expect "recursive doubling barrier p=3: rank 2" "$(finish 2)" "$(ps $((rd0 + L + or)))"
+plat "coll.barrier = double_ring"
+predict "$WORK/bar2"
+expect "double ring barrier p=2: rank 0" "$(finish 0)" \
+  "$(ps $((2 * (os + L + or) + 2 * (2 * (op + L + op) + os + L + or))))"
 plat "coll.barrier = linear"
 predict "$WORK/bar4"
 expect "linear barrier p=4" "$(q "d['predicted_ps']")" "$(ps $((os + L + 3 * (or + os) + L + or)))"
