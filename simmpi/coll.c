@@ -516,14 +516,67 @@ static int reduce_linear(const ins_coll *c, rb *b)
     return b->hit;
 }
 
+/* Open MPI's in-order binary tree (ompi_coll_base_topo_build_in_order_bintree),
+ * over ranks as they are, rooted at p-1: the node of a span of size ranks
+ * is its last; its left child the last but one, heading the span's upper
+ * part after the lower size/2, whose last rank is the right child.  Returns
+ * me's parent (-1 at p-1) and its children, left first. */
+static int64_t inorder_bintree(uint32_t me, uint32_t p, uint32_t kids[2], uint32_t *n)
+{
+    int64_t size = p, mine = me, parent = (int64_t)p - 1, delta = 0, prev = -1;
+    for (*n = 0;;) {
+        int64_t right = size >> 1, lchild = size > 1 ? parent - 1 : -1, rchild = lchild > 0 ? right - 1 : -1;
+        if (mine == parent) {
+            if (lchild >= 0)
+                kids[(*n)++] = (uint32_t)(lchild + delta);
+            if (rchild >= 0)
+                kids[(*n)++] = (uint32_t)(rchild + delta);
+            return prev;
+        }
+        if (mine > rchild) { /* the upper part: shift it down */
+            if (mine == lchild)
+                prev = parent + delta;
+            size -= right + 1;
+            delta += right;
+            mine -= right;
+            parent = size - 1;
+        } else {
+            if (mine == rchild)
+                prev = parent + delta;
+            size = right;
+            parent = rchild;
+        }
+    }
+}
+
+/* In-order binary reduce: up Open MPI's in-order tree to rank p-1, which
+ * then sends the result to the root, if that is another rank. */
+static int reduce_inorder_binary(const ins_coll *c, rb *b)
+{
+    uint32_t kids[2], n, top = c->size - 1;
+    int64_t parent = inorder_bintree(c->me, c->size, kids, &n);
+    if (n && rnd(b)) {
+        for (uint32_t i = 0; i < n; i++)
+            R(b->o, kids[i]);
+        b->o->reduce_bytes = n * B(c);
+    }
+    if (parent >= 0 && rnd(b))
+        S(b->o, (uint32_t)parent, B(c));
+    if (c->root != top && c->me == top && rnd(b))
+        S(b->o, c->root, B(c));
+    else if (c->root != top && c->me == c->root && rnd(b))
+        R(b->o, top);
+    return b->hit;
+}
+
 static DISPATCHED int reduce(const ins_coll *c, rb *b)
 {
     switch (c->alg) {
     case 1: return reduce_linear(c, b);
     case 2:
     case 3: return reduce_tree(c, b, T_CHAIN);
-    case 4:
-    case 6: return reduce_tree(c, b, T_KARY2); /* in-order binary: as binary */
+    case 4: return reduce_tree(c, b, T_KARY2);
+    case 6: return reduce_inorder_binary(c, b);
     case 7:
         if (c->count < pof2_floor(c->size))
             return reduce_linear(c, b);

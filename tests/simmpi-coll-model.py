@@ -234,11 +234,48 @@ def reduce(alg, me, p, root, count, es):
         return linear_reduce(me, p, root, n)
     if alg in ("chain", "pipeline"):
         return tree_reduce(me, p, root, n, kids_chain)
-    if alg in ("binary", "in-order_binary"):
+    if alg == "in-order_binary":
+        return inorder_binary_reduce(me, p, root, n)
+    if alg == "binary":
         return tree_reduce(me, p, root, n, kids_binary)
     if alg == "binomial":
         return tree_reduce(me, p, root, n, kids_inorder)
     raise KeyError(alg)
+
+
+def inorder_bintree(p):
+    """Open MPI's in-order binary tree, rooted at p-1, as children lists: a
+    span's last rank heads it, with the last but one (the upper part after
+    the lower half) and the lower half's last as children, recursively."""
+    kids = {r: [] for r in range(p)}
+
+    def build(lo, n):  # the span [lo, lo + n): returns its head
+        if n <= 0:
+            return None
+        head, half = lo + n - 1, n // 2
+        left = build(lo + half, n - half - 1) if n > 1 else None
+        right = build(lo, half) if n > 2 else None
+        if n == 2:  # the lower "half" is rank lo itself, the left child
+            left = lo
+        kids[head] = [k for k in (left, right) if k is not None]
+        return head
+    build(0, p)
+    return kids
+
+
+def inorder_binary_reduce(me, p, root, n):
+    kids = inorder_bintree(p)
+    par = {c: v for v in kids for c in kids[v]}
+    out = []
+    if kids[me]:
+        out.append((kids[me], []))
+    if me in par:
+        out.append(([], [(par[me], n)]))
+    if root != p - 1 and me == p - 1:
+        out.append(([], [(root, n)]))
+    elif root != p - 1 and me == root:
+        out.append(([p - 1], []))
+    return out
 
 
 # ---- allreduce -------------------------------------------------------------------------------
@@ -558,7 +595,7 @@ def main():
                     case("bcast", alg, p, root, count, es,
                          lambda me, a=alg, p=p, r=root, c=count: bcast(a, me, p, r, c, 8),
                          need=lambda me, got, r=root, n=n: me == r or got == n)
-                for alg in ["linear", "chain", "binary", "binomial"]:
+                for alg in ["linear", "chain", "binary", "binomial", "in-order_binary"]:
                     case("reduce", alg, p, root, count, es,
                          lambda me, a=alg, p=p, r=root, c=count: reduce(a, me, p, r, c, 8))
                 case("gather", "basic_linear", p, root, count, es,
