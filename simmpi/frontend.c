@@ -1130,7 +1130,8 @@ static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
     c->me = (uint32_t)me;
     c->root = t->ev->root >= 0 && (uint32_t)t->ev->root < ci->size ? (uint32_t)t->ev->root : 0;
     in->comm = comm;
-    if (mpi_returns_at_once(t->ev, coll, 0, c->size))
+    /* coll/self runs a communicator of one rank (tuned declines it): a copy */
+    if (c->size == 1 || mpi_returns_at_once(t->ev, coll, 0, c->size))
         return 1;
     uint64_t dbytes = 0;
     if (coll_sizes(t, c, &dbytes) < 0)

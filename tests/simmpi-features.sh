@@ -68,6 +68,14 @@ n=$(( $("$L" allgather auto 6 0 1 8 | grep -c ^S) + $("$L" allreduce auto 6 0 1 
 expect "subcomm: messages" "$(q "d['simulator']['messages']")" "$n"
 expect "subcomm: collectives" "$(q "sorted((c, sorted(a.items())) for c, a in d['collectives'].items())")" \
   "[('allgather', [('recursive_doubling', 1)]), ('allreduce', [('recursive_doubling', 2), ('ring', 1)]), ('barrier', [('linear', 1)])]"
+# Halves of one rank each: coll/self runs their Allreduce (tuned declines a
+# communicator of one), no algorithm of tuned's and no message; the
+# Comm_split's Allreduce on world is the one left.
+"$SYNTH" subcomm "$WORK/sc2" --ranks 2 --bytes 64 --esize 8
+predict "$WORK/sc2"
+expect "subcomm of one rank: collectives" "$(q "sorted((c, sorted(a.items())) for c, a in d['collectives'].items())")" \
+  "[('allgather', [('two_proc', 1)]), ('allreduce', [('recursive_doubling', 1)]), ('barrier', [('recursive_doubling', 1)])]"
+predict "$WORK/sc"
 python3 - "$WORK/p.json" <<'PY' || fail "subcomm: breakdown"
 import json, sys
 d = json.load(open(sys.argv[1]))
