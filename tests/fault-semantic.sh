@@ -111,23 +111,29 @@ done
 
 # An Allgather of one element of a 4 GiB + 8 byte datatype (a large-count
 # idiom, valid MPI) moves what 2^29 + 1 elements of 8 bytes move: the same
-# prediction.  The element size was cut to 32 bits (8 bytes).
+# prediction.  The element size was cut to 32 bits (8 bytes).  (--bytes 8:
+# a receive count of 0 would make Open MPI return at once.)
 big=4294967304
-craft big-element coll --ranks 4 --op allgather -- 0:1:count=1 0:1:bytes=$big \
+craft big-element coll --ranks 4 --op allgather --bytes 8 -- 0:1:count=1 0:1:bytes=$big \
   1:1:count=1 1:1:bytes=$big 2:1:count=1 2:1:bytes=$big 3:1:count=1 3:1:bytes=$big
-craft big-count coll --ranks 4 --op allgather -- 0:1:count=536870913 0:1:bytes=$big \
+craft big-count coll --ranks 4 --op allgather --bytes 8 -- 0:1:count=536870913 0:1:bytes=$big \
   1:1:count=536870913 1:1:bytes=$big 2:1:count=536870913 2:1:bytes=$big 3:1:count=536870913 3:1:bytes=$big
 predict "$WORK/big-count"
 want=$(q "d['predicted_ps']")
 predict "$WORK/big-element"
 expect "one 4 GiB element" "$(q "d['predicted_ps']")" "$want"
+[ "$want" -gt 0 ] || fail "big-element: nothing simulated"
 echo "big-element: $want ps, as 8-byte elements"
 
 # An Allreduce of 1000 elements of a zero-size datatype moves no bytes: the
-# prediction of an Allreduce of nothing (it was simulated as 1000 bytes).
+# prediction of one element of it (it was simulated as 1000 bytes).  Open
+# MPI's MPI layer skips only a count of 0, so both still send 0-byte
+# messages.
 craft zero-type coll --ranks 4 --op allreduce -- 0:1:count=1000 1:1:count=1000 2:1:count=1000 3:1:count=1000
-predict "$WORK/zero-type.orig"
+craft zero-one coll --ranks 4 --op allreduce -- 0:1:count=1 1:1:count=1 2:1:count=1 3:1:count=1
+predict "$WORK/zero-one"
 want=$(q "d['predicted_ps']")
+[ "$want" -gt 0 ] || fail "an Allreduce of a zero-size element sent nothing"
 predict "$WORK/zero-type"
 expect "a zero-size datatype" "$(q "d['predicted_ps']")" "$want"
 echo "zero-type: $want ps, as no elements"
@@ -137,7 +143,7 @@ echo "zero-type: $want ps, as no elements"
 # to a broadcast of 0 bytes.
 plat "coll.allgather = linear"
 e=4611686018427387904
-craft huge-coll coll --ranks 4 --op allgather -- 0:1:count=1 0:1:bytes=$e \
+craft huge-coll coll --ranks 4 --op allgather --bytes 8 -- 0:1:count=1 0:1:bytes=$e \
   1:1:count=1 1:1:bytes=$e 2:1:count=1 2:1:bytes=$e 3:1:count=1 3:1:bytes=$e
 fails huge-coll "rank 0: event 1 (MPI_Allgather): its sizes on 4 ranks add up past 2^64 bytes"
 plat
