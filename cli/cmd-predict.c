@@ -447,7 +447,7 @@ static void print_colls(const report *r)
 {
     int first = 1;
     for (int c = 0; c < SIMMPI_NCOLL; c++)
-        for (int a = 0; a < 16; a++) {
+        for (int a = 0; a < SIMMPI_ALG_LIMIT; a++) {
             uint64_t n = r->res->coll_calls[c][a];
             if (!n)
                 continue;
@@ -596,7 +596,7 @@ static json_t *colls_json(const simmpi_result *res)
     json_t *o = json_object();
     for (int c = 0; c < SIMMPI_NCOLL; c++) {
         json_t *algs = NULL;
-        for (int a = 0; a < 16; a++)
+        for (int a = 0; a < SIMMPI_ALG_LIMIT; a++)
             if (res->coll_calls[c][a]) {
                 if (!algs)
                     algs = json_object();

@@ -2,7 +2,8 @@
  *
  *   coll-list COLL ALG SIZE ROOT COUNT ESIZE [V0 V1 ...]
  *
- * ALG is Open MPI's number or name (0 or auto: the decision rule).  Prints
+ * ALG is Open MPI's number or name (0 or auto: the decision rule), or nbc:
+ * the I-form, as coll/libnbc chooses and runs it.  Prints
  * the algorithm chosen, then per rank and round "S src dst round bytes"
  * for sends and "R src dst round" for receives, in posting order.  The v
  * arguments are per-rank bytes of the v-collectives.  tests/simmpi-coll-model.py
@@ -148,15 +149,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: coll-list COLL ALG SIZE ROOT COUNT ESIZE [V...]\n");
         return 2;
     }
-    int coll = simmpi_coll_from_name(argv[1]);
-    int alg = coll < 0 ? -1 : strcmp(argv[2], "auto") == 0 ? 0 : simmpi_alg_from_name(coll, argv[2]);
+    int coll = simmpi_coll_from_name(argv[1]), nbc = strcmp(argv[2], "nbc") == 0;
+    int alg = coll < 0 ? -1 : strcmp(argv[2], "auto") == 0 || nbc ? 0 : simmpi_alg_from_name(coll, argv[2]);
     if (coll < 0 || alg < 0) {
         fprintf(stderr, "coll-list: unknown collective or algorithm '%s %s'\n", argv[1], argv[2]);
         return 2;
     }
     simmpi_coll_args a = {.coll = (simmpi_coll)coll, .alg = alg, .size = (uint32_t)atoi(argv[3]),
                           .root = (uint32_t)atoi(argv[4]), .count = strtoull(argv[5], NULL, 10),
-                          .esize = (uint32_t)atoi(argv[6])};
+                          .esize = (uint32_t)atoi(argv[6]), .nonblocking = nbc};
     if (rank >= 0 && (a.size == 0 || a.root >= a.size || (uint64_t)rank >= a.size)) {
         fprintf(stderr, "coll-list: rank or root out of range\n");
         return 2;

@@ -707,10 +707,15 @@ static int ar_ring(const ins_coll *c, rb *b)
 
 /* Rabenseifner: recursive-halving reduce-scatter, recursive-doubling allgather
  * (Open MPI's redscat_allgather, including its handling of p != 2^k). */
-static OWN_FRAME int ar_rabenseifner(const ins_coll *c, rb *b)
+/* Rabenseifner's first half, as Open MPI's allreduce and libnbc's reduce
+ * run it: the first 2r ranks fold pairwise (the odd ones then drop out:
+ * -1), then recursive halving over p' = 2^floor(log p) ranks; sc and rc
+ * get each step's elements sent and kept, *steps their number.  Returns
+ * the rank among the p' (-1: dropped out). */
+static int32_t rab_reduce_scatter(const ins_coll *c, rb *b, uint64_t sc[32], uint64_t rc[32], uint32_t *steps)
 {
     uint32_t p = c->size, me = c->me, pof2 = pof2_floor(p), rem = p - pof2, es = c->esize;
-    uint64_t count = c->count, lh = count / 2, rh = count - lh, sc[32], rc[32];
+    uint64_t count = c->count, lh = count / 2, rh = count - lh, w = count;
     int32_t v = (int32_t)(me - rem);
     if (me < 2 * rem) {
         int odd = me % 2;
@@ -729,7 +734,6 @@ static OWN_FRAME int ar_rabenseifner(const ins_coll *c, rb *b)
         v = odd ? -1 : (int32_t)(me / 2);
     }
     uint32_t step = 0;
-    uint64_t w = count;
     for (uint32_t mask = 1; v >= 0 && mask < pof2; mask <<= 1, step++) {
         uint32_t vd = (uint32_t)v ^ mask, dest = vd < rem ? vd * 2 : vd + rem;
         rc[step] = me < dest ? w / 2 : w - w / 2;
@@ -741,6 +745,15 @@ static OWN_FRAME int ar_rabenseifner(const ins_coll *c, rb *b)
         }
         w = rc[step];
     }
+    *steps = step;
+    return v;
+}
+
+static OWN_FRAME int ar_rabenseifner(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, pof2 = pof2_floor(p), rem = p - pof2, es = c->esize, step;
+    uint64_t sc[32], rc[32];
+    int32_t v = rab_reduce_scatter(c, b, sc, rc, &step);
     for (uint32_t mask = pof2 >> 1; v >= 0 && mask > 0; mask >>= 1) {
         uint32_t vd = (uint32_t)v ^ mask, dest = vd < rem ? vd * 2 : vd + rem;
         step--;
@@ -753,7 +766,7 @@ static OWN_FRAME int ar_rabenseifner(const ins_coll *c, rb *b)
         if (me % 2)
             R(b->o, me - 1);
         else
-            S(b->o, me + 1, count * es);
+            S(b->o, me + 1, c->count * es);
     }
     return b->hit;
 }
@@ -1226,6 +1239,236 @@ static DISPATCHED int scan_linear(const ins_coll *c, rb *b)
     return b->hit;
 }
 
+/* ---- nonblocking, on an intracommunicator: libnbc ---------------------------------------------------------
+ *
+ * Open MPI 4.1 runs every I-form in coll/libnbc, whose schedules are its
+ * own (nbc_i*.c), chosen by its own rules (simmpi_nbc_decide); a round ends
+ * at each barrier of libnbc's schedule, a local reduction (NBC_Sched_op)
+ * rides on the round before it, and copies cost nothing.  Trees number the
+ * ranks with the root and rank 0 swapped (RANK2VRANK), not rotated. */
+
+static uint32_t nbc_swap(uint32_t x, uint32_t root) { return x == root ? 0 : x == 0 ? root : x; }
+
+/* The reduce of libnbc's binomial (allred_sched_diss, red_sched_binomial),
+ * over v = nbc_swap(me, root): take v + m, reducing, while v's lower bits
+ * are clear, then send up to v - lowbit(v); the send's round also takes
+ * the broadcast's receive from v - hibit(v) for Iallreduce (with_recv). */
+static void nbc_reduce_up(const ins_coll *c, rb *b, uint32_t root, int with_recv)
+{
+    uint32_t p = c->size, v = nbc_swap(c->me, root);
+    for (uint32_t m = 1; m < p; m <<= 1) {
+        if (v % (2 * m) == 0) {
+            if (v + m < p && rnd(b)) {
+                R(b->o, nbc_swap(v + m, root));
+                b->o->reduce_bytes = B(c);
+            }
+            continue;
+        }
+        if (rnd(b)) {
+            S(b->o, nbc_swap(v - m, root), B(c));
+            if (with_recv)
+                R(b->o, nbc_swap(v - hibit(v), root));
+        }
+        return;
+    }
+}
+
+/* The binomial broadcast's sends: to v + 2^k for 2^k > v, all in one round. */
+static void nbc_bcast_down(const ins_coll *c, rb *b, uint32_t root)
+{
+    uint32_t p = c->size, v = nbc_swap(c->me, root), first = v ? hibit(v) * 2 : 1;
+    if (v + first < p && rnd(b))
+        for (uint32_t m = first; v + m < p; m <<= 1)
+            S(b->o, nbc_swap(v + m, root), B(c));
+}
+
+static int nbc_bcast(const ins_coll *c, rb *b)
+{
+    if (c->alg == SIMMPI_ALG_NBC_LINEAR)
+        return bcast_linear(c, b, B(c));
+    uint32_t v = nbc_swap(c->me, c->root);
+    if (v && rnd(b))
+        R(b->o, nbc_swap(v - hibit(v), c->root));
+    nbc_bcast_down(c, b, c->root);
+    return b->hit;
+}
+
+/* libnbc's ring allreduce: segment i holds count/p elements, one more for
+ * i < count % p; p-1 rounds pass on segment r+1-k and take r-k (reducing),
+ * then p-1 more pass the reduced ones round. */
+static int nbc_allreduce_ring(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, k;
+    if (!rnd_of(b, 2 * (p - 1), &k))
+        return b->hit;
+    uint32_t give = (uint32_t)((me + 1 + 2ull * p - k) % p), take = (uint32_t)((me + 2ull * p - k) % p);
+    S(b->o, (me + 1) % p, blk(c->count, p, give) * c->esize);
+    R(b->o, (me + p - 1) % p);
+    if (k < p - 1)
+        b->o->reduce_bytes = blk(c->count, p, take) * c->esize;
+    return b->hit;
+}
+
+/* libnbc's chain reduce: fragments of 8 KiB (count split as ceil(B / 8192)
+ * pieces of count / n elements, the rest in the last), each taken from
+ * v + 1 and reduced, then passed to v - 1. */
+static int nbc_reduce_chain(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, v = nbc_swap(c->me, c->root), per = (v != p - 1) + (v != 0), i;
+    uint64_t n = (B(c) + 8191) / 8192, fc = n ? c->count / n : 0;
+    if (!n || !per || n > UINT32_MAX / per || !rnd_of(b, (uint32_t)n * per, &i))
+        return b->hit;
+    uint64_t f = i / per, t = f + 1 < n ? fc : c->count - fc * (n - 1);
+    if (v != p - 1 && i % per == 0) {
+        R(b->o, nbc_swap(v + 1, c->root));
+        b->o->reduce_bytes = t * c->esize;
+    } else {
+        S(b->o, nbc_swap(v - 1, c->root), t * c->esize);
+    }
+    return b->hit;
+}
+
+/* Rabenseifner's reduce-scatter (red_sched_redscat_gather's first part, as
+ * ar_rabenseifner's), then a binomial gather of the halves to the root. */
+static int nbc_reduce_redscat(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, root = c->root, rem = p - pof2_floor(p), es = c->esize, n;
+    uint64_t sc[32], rc[32];
+    int32_t v = rab_reduce_scatter(c, b, sc, rc, &n);
+    if (v < 0) /* dropped out at the fold: what the steps would be (an odd root needs them) */
+        for (n = 0; (1u << n) < pof2_floor(p); n++)
+            ;
+    /* the gather's virtual root; an odd root of the fold takes rank 0's part first */
+    int odd_root = root < 2 * rem && root % 2;
+    uint32_t vroot = odd_root ? 0 : root < 2 * rem ? root / 2 : root - rem;
+    if (odd_root && me == root) { /* the gather's root: it only receives */
+        if (rnd(b))
+            R(b->o, 0);
+        v = 0;
+    } else if (odd_root && v == 0) {
+        if (rnd(b))
+            S(b->o, root, rc[n - 1] * es);
+        v = -1;
+    }
+    for (uint32_t k = n; v >= 0 && k-- > 0;) {
+        uint32_t vd = (uint32_t)v ^ (1u << k), dest = vd < rem ? vd * 2 : vd + rem;
+        if (vd == 0 && odd_root)
+            dest = root;
+        if (((uint32_t)v >> k) != (vroot >> k)) {
+            if (rnd(b))
+                S(b->o, dest, rc[k] * es);
+            break;
+        }
+        if (rnd(b))
+            R(b->o, dest);
+    }
+    return b->hit;
+}
+
+/* Ireduce_scatter(_block): a binomial reduce of the whole vector to rank 0
+ * (no swap), then rank 0 sends every rank its block in one round. */
+static int nbc_intra_reduce_scatter(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me;
+    uint64_t all = blocks(c, 0, p);
+    for (uint32_t m = 1; m < p; m <<= 1) {
+        if (me % (2 * m) == 0) {
+            if (me + m < p && rnd(b)) {
+                R(b->o, me + m);
+                b->o->reduce_bytes = all;
+            }
+            continue;
+        }
+        if (rnd(b))
+            S(b->o, me - m, all);
+        break;
+    }
+    if (me == 0) {
+        if (rnd(b))
+            for (uint32_t q = 1; q < p; q++)
+                S(b->o, q, blocks(c, q, 1));
+    } else if (rnd(b)) {
+        R(b->o, 0);
+    }
+    return b->hit;
+}
+
+/* The linear ones, one round each, 0 bytes posted but by Ialltoallv (whose
+ * c->v holds the bytes to each rank, then from each). */
+static int nbc_linear(const ins_coll *c, rb *b)
+{
+    uint32_t p = c->size, me = c->me, root = c->root;
+    if (!rnd(b))
+        return 0;
+    switch (c->coll) {
+    case SIMMPI_GATHER:
+    case SIMMPI_GATHERV:
+        for (uint32_t i = 0; me == root && i < p; i++)
+            if (i != root)
+                R(b->o, i);
+        if (me != root)
+            S(b->o, root, B(c));
+        break;
+    case SIMMPI_SCATTER:
+    case SIMMPI_SCATTERV:
+        for (uint32_t i = 0; me == root && i < p; i++)
+            if (i != root)
+                S(b->o, i, to_peer(c, i));
+        if (me != root)
+            R(b->o, root);
+        break;
+    case SIMMPI_ALLGATHERV: /* nearest first: from me - k, to me + k */
+        for (uint32_t k = 1; k < p; k++) {
+            R(b->o, (me + p - k) % p);
+            S(b->o, (me + k) % p, c->v ? c->v[me] : B(c));
+        }
+        break;
+    case SIMMPI_ALLTOALLV:
+        for (uint32_t q = 0; q < p; q++)
+            if (q != me && (!c->v || c->v[q]))
+                S(b->o, q, c->v ? c->v[q] : B(c));
+        for (uint32_t q = 0; q < p; q++)
+            if (q != me && (!c->v || c->v[p + q]))
+                R(b->o, q);
+        break;
+    default: /* Iallgather, Ialltoall: a block to and from every other rank */
+        for (uint32_t q = 0; q < p; q++)
+            if (q != me) {
+                R(b->o, q);
+                S(b->o, q, B(c));
+            }
+    }
+    return 1;
+}
+
+static DISPATCHED int intra_nbc(const ins_coll *c, rb *b)
+{
+    switch (c->coll) {
+    case SIMMPI_BARRIER: return bar_bruck(c, b); /* dissemination */
+    case SIMMPI_BCAST: return nbc_bcast(c, b);
+    case SIMMPI_ALLREDUCE:
+        if (c->alg == SIMMPI_ALG_NBC_REDSCAT)
+            return ar_rabenseifner(c, b); /* allred_sched_redscat_allgather: the same rounds */
+        if (c->alg == SIMMPI_ALG_NBC_RING)
+            return nbc_allreduce_ring(c, b);
+        nbc_reduce_up(c, b, 0, 1);
+        nbc_bcast_down(c, b, 0);
+        return b->hit;
+    case SIMMPI_REDUCE:
+        if (c->alg == SIMMPI_ALG_NBC_REDSCAT)
+            return nbc_reduce_redscat(c, b);
+        if (c->alg == SIMMPI_ALG_NBC_CHAIN)
+            return nbc_reduce_chain(c, b);
+        nbc_reduce_up(c, b, c->root, 0);
+        return b->hit;
+    case SIMMPI_REDUCE_SCATTER:
+    case SIMMPI_REDUCE_SCATTER_BLOCK: return nbc_intra_reduce_scatter(c, b);
+    case SIMMPI_SCAN:
+    case SIMMPI_EXSCAN: return scan_linear(c, b); /* the same chain */
+    default: return nbc_linear(c, b);
+    }
+}
+
 /* ---- intercommunicator collectives ------------------------------------------------------------------------
  *
  * Open MPI 4.1 runs them in coll/inter: a collective on the group's own
@@ -1641,6 +1884,8 @@ static int run_alg(const ins_coll *c, rb *b)
         return inter(c, b);
     if (c->size < 2)
         return 0;
+    if (__builtin_expect(c->nb, 0))
+        return intra_nbc(c, b);
     switch (c->coll) {
     case SIMMPI_BARRIER: return barrier(c, b);
     case SIMMPI_BCAST: return bcast(c, b);

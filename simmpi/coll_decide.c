@@ -200,10 +200,63 @@ int simmpi_coll_from_name(const char *name)
     return -1;
 }
 
+/* The largest power of two not above n (opal_next_poweroftwo(n) >> 1). */
+static uint64_t pof2_below(uint32_t n)
+{
+    uint64_t p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+/* libnbc's, index = alg - SIMMPI_ALG_NBC_LINEAR */
+static const char *const nbc_names[] = {"nbc_linear", "nbc_binomial", "nbc_ring", "nbc_rabenseifner",
+                                        "nbc_dissemination", "nbc_chain"};
+
+/* The intracommunicator I-forms libnbc runs with alg (simmpi_nbc_decide's). */
+static int nbc_has(simmpi_coll c, int alg)
+{
+    switch (alg) {
+    case SIMMPI_ALG_NBC_LINEAR:
+        return c != SIMMPI_BARRIER && c != SIMMPI_REDUCE && c != SIMMPI_ALLREDUCE && c != SIMMPI_REDUCE_SCATTER &&
+               c != SIMMPI_REDUCE_SCATTER_BLOCK;
+    case SIMMPI_ALG_NBC_BINOMIAL:
+        return c == SIMMPI_BCAST || c == SIMMPI_REDUCE || c == SIMMPI_ALLREDUCE || c == SIMMPI_REDUCE_SCATTER ||
+               c == SIMMPI_REDUCE_SCATTER_BLOCK;
+    case SIMMPI_ALG_NBC_RING: return c == SIMMPI_ALLREDUCE;
+    case SIMMPI_ALG_NBC_REDSCAT: return c == SIMMPI_ALLREDUCE || c == SIMMPI_REDUCE;
+    case SIMMPI_ALG_NBC_DISSEMINATION: return c == SIMMPI_BARRIER;
+    case SIMMPI_ALG_NBC_CHAIN: return c == SIMMPI_REDUCE;
+    default: return 0;
+    }
+}
+
+int simmpi_nbc_decide(simmpi_coll c, uint32_t size, uint64_t bytes, uint64_t count)
+{
+    switch (c) {
+    case SIMMPI_BARRIER: return SIMMPI_ALG_NBC_DISSEMINATION;
+    case SIMMPI_BCAST: /* skip_dt_decision (on by default): no sizes */
+        return size <= 4 ? SIMMPI_ALG_NBC_LINEAR : SIMMPI_ALG_NBC_BINOMIAL;
+    case SIMMPI_ALLREDUCE: /* nbc_iallreduce.c, a commutative op, not in place */
+        if (size < 4 || bytes < 65536)
+            return SIMMPI_ALG_NBC_BINOMIAL;
+        return count >= pof2_below(size) ? SIMMPI_ALG_NBC_REDSCAT : SIMMPI_ALG_NBC_RING;
+    case SIMMPI_REDUCE: /* nbc_ireduce.c, a commutative op */
+        if (size > 2 && count >= pof2_below(size))
+            return SIMMPI_ALG_NBC_REDSCAT;
+        return size > 4 || bytes < 65536 ? SIMMPI_ALG_NBC_BINOMIAL : SIMMPI_ALG_NBC_CHAIN;
+    case SIMMPI_REDUCE_SCATTER:
+    case SIMMPI_REDUCE_SCATTER_BLOCK: return SIMMPI_ALG_NBC_BINOMIAL;
+    default: return SIMMPI_ALG_NBC_LINEAR;
+    }
+}
+
 const char *simmpi_alg_name(simmpi_coll c, int alg)
 {
     if (alg == SIMMPI_ALG_INTER && (unsigned)c < SIMMPI_NCOLL && c != SIMMPI_SCAN && c != SIMMPI_EXSCAN)
         return "inter";
+    if ((unsigned)c < SIMMPI_NCOLL && nbc_has(c, alg))
+        return nbc_names[alg - SIMMPI_ALG_NBC_LINEAR];
     if ((unsigned)c >= SIMMPI_NCOLL || alg < 0 || alg >= 10)
         return NULL;
     return alg_names[c][alg];
@@ -271,6 +324,10 @@ int coll_args_alg(const simmpi_coll_args *a)
         return inter_args_alg(a);
     if ((unsigned)a->coll >= SIMMPI_NCOLL || a->size == 0 || a->root >= a->size)
         return -1;
+    if (a->nonblocking) {
+        uint64_t all = a->count * a->esize;
+        return simmpi_nbc_decide(a->coll, a->size, all, a->count);
+    }
     uint64_t bytes = a->vbytes ? 0 : a->count * a->esize;
     for (uint32_t i = 0; a->vbytes && i < a->size; i++)
         bytes += a->vbytes[i];
@@ -307,7 +364,7 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
 {
     ins_coll c = {.coll = (uint8_t)a->coll, .alg = (uint8_t)alg, .size = a->size, .me = me,
                   .root = a->root, .count = a->count, .esize = a->esize ? a->esize : 1,
-                  .rsize = a->remote_size, .v = (uint64_t *)a->vbytes, .nb = a->remote_size && a->nonblocking};
+                  .rsize = a->remote_size, .v = (uint64_t *)a->vbytes, .nb = a->nonblocking != 0};
     if (a->vbytes && (a->coll == SIMMPI_GATHERV || a->coll == SIMMPI_SCATTERV || a->coll == SIMMPI_ALLGATHERV)) {
         c.count = a->vbytes[me]; /* what this rank contributes, or takes */
         c.esize = 1;
@@ -318,7 +375,15 @@ int coll_rank_messages(const simmpi_coll_args *a, int alg, uint32_t me, coll_rou
      * rank; its Gatherv, Scatterv and Allgatherv: the local group's, then
      * the remote group's (0 where not needed) */
     uint64_t *both = NULL;
-    if (a->remote_size && (a->coll == SIMMPI_ALLTOALLV || simmpi_inter_group_sized(a->coll))) {
+    if (!a->remote_size && a->nonblocking && a->coll == SIMMPI_ALLTOALLV && a->vbytes) {
+        /* Ialltoallv: the bytes to each rank, then from each (what each sends this one) */
+        if (!(both = malloc(2 * (size_t)a->size * sizeof *both)))
+            return -1;
+        memcpy(both, a->vbytes, a->size * sizeof *both);
+        for (uint32_t q = 0; q < a->size; q++)
+            both[a->size + q] = a->vbytes[me];
+        c.v = both;
+    } else if (a->remote_size && (a->coll == SIMMPI_ALLTOALLV || simmpi_inter_group_sized(a->coll))) {
         uint32_t nv = a->coll == SIMMPI_ALLTOALLV ? a->remote_size : a->size;
         if (inter_args_alg(a) < 0 || !(both = calloc((size_t)nv + a->remote_size, sizeof *both)))
             return -1;

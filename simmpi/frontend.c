@@ -906,6 +906,25 @@ static int mpi_returns_at_once(const ph_event *ev, int coll, int inter, uint32_t
     }
 }
 
+/* Ialltoallv posts no receive of 0 bytes (libnbc): c->v gains the bytes
+ * from each rank after those to each. */
+static __attribute__((noinline, cold)) int nbc_receive_sizes(tctx *t, ins_coll *c)
+{
+    const ph_event *ev = t->ev;
+    uint64_t *v = ev->nrbytes < c->size ? NULL : realloc(c->v, 2 * (size_t)c->size * sizeof *v);
+    if (!v) {
+        free(c->v);
+        c->v = NULL;
+        if (ev->nrbytes < c->size)
+            return sim_fail(t->s, "rank %u: event %llu (%s): %u per-rank receive sizes for a communicator of %u",
+                            t->rank, (unsigned long long)ev->seq, ph_ops[ev->op].name, ev->nrbytes, c->size);
+        return sim_fail(t->s, "out of memory (rank %u)", t->rank);
+    }
+    memcpy(v + c->size, ev->rbytes_v, c->size * sizeof *v);
+    c->v = v;
+    return 0;
+}
+
 /* Sizes of one collective call as this rank sees them; bytes for the decision. */
 static int coll_sizes(tctx *t, ins_coll *c, uint64_t *dbytes)
 {
@@ -1143,7 +1162,12 @@ static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
      * once per communicator, collective and size. */
     comm_cache *cc = &s->comms[comm];
     int alg;
-    if (cc->last_alg && cc->last_coll == coll && cc->last_bytes == dbytes) {
+    if (ph_ops[t->ev->op].kind == PH_K_ICOLL) { /* libnbc's, not tuned's */
+        c->nb = 1;
+        alg = simmpi_nbc_decide(coll, c->size, dbytes, c->count);
+        if (coll == SIMMPI_ALLTOALLV && c->v && nbc_receive_sizes(t, c) < 0)
+            return -1;
+    } else if (cc->last_alg && cc->last_coll == coll && cc->last_bytes == dbytes) {
         alg = cc->last_alg;
     } else {
         alg = coll_alg_resolve(coll, s->pf.coll_alg[coll], c->size, dbytes);
@@ -1152,7 +1176,7 @@ static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
         cc->last_bytes = dbytes;
     }
     c->alg = (uint8_t)alg;
-    if (c->me == 0 && alg < 16)
+    if (c->me == 0 && alg < SIMMPI_ALG_LIMIT)
         s->res->coll_calls[coll][alg]++;
     return 0;
 }

@@ -53,6 +53,13 @@ typedef enum simmpi_coll {
 /* The algorithm number of collectives on an intercommunicator (Open MPI's
  * coll/inter and coll/basic: all but Scan and Exscan), named "inter". */
 #define SIMMPI_ALG_INTER 15
+/* The algorithms of Open MPI 4.1's coll/libnbc, which runs every
+ * nonblocking collective: numbered after coll/tuned's and "inter", named
+ * "nbc_linear" and so on. */
+enum {
+    SIMMPI_ALG_NBC_LINEAR = 16, SIMMPI_ALG_NBC_BINOMIAL, SIMMPI_ALG_NBC_RING, SIMMPI_ALG_NBC_REDSCAT,
+    SIMMPI_ALG_NBC_DISSEMINATION, SIMMPI_ALG_NBC_CHAIN, SIMMPI_ALG_LIMIT
+};
 /* The collective of a trace op (blocking and nonblocking alike), or -1. */
 int simmpi_coll_of(uint16_t op);
 
@@ -121,6 +128,9 @@ const char *simmpi_alg_name(simmpi_coll c, int alg);
 int simmpi_alg_from_name(simmpi_coll c, const char *name); /* -1 if unknown */
 /* Open MPI 4.1 coll/tuned fixed decision (commutative operations). */
 int simmpi_coll_decide(simmpi_coll c, uint32_t comm_size, uint64_t bytes);
+/* The algorithm libnbc's default selection gives the I-form of c, on an
+ * intracommunicator of comm_size ranks, for count elements of bytes. */
+int simmpi_nbc_decide(simmpi_coll c, uint32_t comm_size, uint64_t bytes, uint64_t count);
 
 /* One point-to-point message of a decomposed collective, as seen by its
  * sender (rank in the communicator) in round `round` of its schedule. */
@@ -340,7 +350,7 @@ typedef struct simmpi_result {
     simmpi_breakdown *sites;  /* per trace-wide call site */
     uint16_t *site_op;        /* per call site, the MPI call made there (enum ph_op):
                                * ph_site_op_note's, PH_SITE_OPS when it saw several */
-    uint64_t coll_calls[SIMMPI_NCOLL][16]; /* collective calls by algorithm (SIMMPI_ALG_INTER:
+    uint64_t coll_calls[SIMMPI_NCOLL][SIMMPI_ALG_LIMIT]; /* collective calls by algorithm (SIMMPI_ALG_INTER:
                                              * on intercommunicators, once a call) */
     /* Set when the simulation could not finish (a deadlock): the stuck ranks. */
     simmpi_stuck *stuck;

@@ -487,6 +487,165 @@ def scan(me, p, nbytes):
     return out
 
 
+# ---- the I-forms: Open MPI 4.1.4's coll/libnbc ----------------------------------------------------
+# Written from nbc_i*.c: a schedule is a list of libnbc rounds, each a list
+# of ("S", peer, bytes), ("R", peer), ("OP", bytes); a round ends at each
+# NBC barrier.  nbc_rounds() folds them into the simulator's rounds: a round
+# with messages is one, a round of only local work rides on the one before.
+
+def clog2(p):
+    return (p - 1).bit_length()
+
+
+def swap(x, root):  # RANK2VRANK / VRANK2RANK: root and 0 trade places
+    return root if x == 0 else 0 if x == root else x
+
+
+def nbc_rounds(sched):
+    out = []
+    for rd in sched:
+        recvs = [o[1] for o in rd if o[0] == "R"]
+        sends = [(o[1], o[2]) for o in rd if o[0] == "S"]
+        if recvs or sends:
+            out.append((recvs, sends))
+    return out
+
+
+def nbc_reduce_up(me, p, root, n):
+    """allred_sched_diss / red_sched_binomial's reduce over v = swap(me)."""
+    v, rounds = swap(me, root), []
+    for k in range(1, clog2(p) + 1):
+        if v % (1 << k) == 0:
+            if v + (1 << (k - 1)) < p:
+                rounds += [[("R", swap(v + (1 << (k - 1)), root))], [("OP", n)]]
+        else:
+            rounds.append([("S", swap(v - (1 << (k - 1)), root), n)])
+            break
+    return v, rounds
+
+
+def nbc_bcast_sends(v, p, root, n):
+    return [("S", swap(v + (1 << k), root), n) for k in range(clog2(p))
+            if (v + (1 << k) < p and v < (1 << k)) or v == 0]
+
+
+def nbc_model(coll, me, p, root, count, es, vb=None):
+    n = count * es
+    if coll == "barrier":
+        return [[("S", (me + (1 << k)) % p, 0), ("R", (me - (1 << k)) % p)] for k in range(clog2(p))]
+    if coll == "bcast":
+        if p <= 4:
+            return [[("S", q, n) for q in range(p) if q != root]] if me == root else [[("R", root)]]
+        v = swap(me, root)
+        parent = [[("R", swap(v - (1 << (v.bit_length() - 1)), root))]] if v else []
+        return parent + [nbc_bcast_sends(v, p, root, n)]
+    if coll == "allreduce":
+        q = 1 << (p.bit_length() - 1)
+        if p < 4 or n < 65536:
+            v, rounds = nbc_reduce_up(me, p, 0, n)
+            if v:  # the broadcast's receive joins the leaving send's round
+                rounds[-1].append(("R", v - (1 << (v.bit_length() - 1))))
+            return rounds + [nbc_bcast_sends(v, p, 0, n)]
+        if count >= q:  # allred_sched_redscat_allgather: tuned's Rabenseifner, round for round
+            return [[("R", r) for r in recvs] + [("S", d, b) for d, b in sends]
+                    for recvs, sends in rabenseifner(me, p, count, es)]
+        seg = [count // p + (1 if i < count % p else 0) for i in range(p)]
+        rounds = []
+        for k in range(2 * p - 2):
+            rounds.append([("S", (me + 1) % p, seg[(me + 1 - k) % p] * es), ("R", (me - 1) % p)])
+            if k < p - 1:
+                rounds.append([("OP", seg[(me - k) % p] * es)])
+        return rounds
+    if coll == "reduce":
+        q = 1 << (p.bit_length() - 1)
+        if p > 2 and count >= q:
+            return nbc_redscat_gather(me, p, root, count, es)
+        if p > 4 or n < 65536:
+            return nbc_reduce_up(me, p, root, n)[1]
+        v, nf = swap(me, root), -(-n // 8192)
+        fc, rounds = count // nf, []
+        for f in range(nf):
+            t = fc if f < nf - 1 else count - fc * (nf - 1)
+            if v != p - 1:
+                rounds += [[("R", swap(v + 1, root))], [("OP", t * es)]]
+            if v != 0:
+                rounds.append([("S", swap(v - 1, root), t * es)])
+        return rounds
+    if coll in ("reduce_scatter", "reduce_scatter_block"):
+        blocks = vb if vb else [n] * p
+        total, rounds = sum(blocks), []
+        for k in range(1, clog2(p) + 1):
+            if me % (1 << k) == 0:
+                if me + (1 << (k - 1)) < p:
+                    rounds += [[("R", me + (1 << (k - 1)))], [("OP", total)]]
+            else:
+                rounds.append([("S", me - (1 << (k - 1)), total)])
+                break
+        if me == 0:
+            return rounds + [[("S", q, blocks[q]) for q in range(1, p)]]
+        return rounds + [[("R", 0)]]
+    if coll in ("gather", "gatherv"):
+        own = vb[me] if vb else n
+        return [[("R", i) for i in range(p) if i != root]] if me == root else [[("S", root, own)]]
+    if coll in ("scatter", "scatterv"):
+        return [[("S", i, vb[i] if vb else n) for i in range(p) if i != root]] if me == root else [[("R", root)]]
+    if coll == "allgather":
+        return [[x for q in range(p) if q != me for x in (("R", q), ("S", q, n))]]
+    if coll == "allgatherv":
+        return [[x for k in range(1, p) for x in (("R", (me - k) % p), ("S", (me + k) % p, vb[me]))]]
+    if coll == "alltoall":
+        return [[x for q in range(p) if q != me for x in (("R", q), ("S", q, n))]]
+    if coll == "alltoallv":  # nothing of 0 bytes; every rank sends vb[i] to rank i
+        return [[("S", q, vb[q]) for q in range(p) if q != me and vb[q]] +
+                [("R", q) for q in range(p) if q != me and vb[me]]]
+    if coll in ("scan", "exscan"):
+        out = [[("R", me - 1)]] if me > 0 else []
+        return out + ([[("S", me + 1, n)]] if me < p - 1 else [])
+    raise KeyError(coll)
+
+
+def nbc_redscat_gather(me, p, root, count, es):
+    """red_sched_redscat_gather: Rabenseifner's fold and reduce-scatter, then
+    a binomial gather of the pieces to the root."""
+    nbits = p.bit_length() - 1
+    q, rem = 1 << nbits, p - (1 << nbits)
+    lh, rh, rounds = count // 2, count - count // 2, []
+    real = lambda x: 2 * x if x < rem else x + rem
+    v = me - rem
+    if me < 2 * rem:
+        if me % 2:
+            rounds += [[("S", me - 1, lh * es), ("R", me - 1)], [("S", me - 1, rh * es)]]
+            v = -1
+        else:
+            rounds += [[("S", me + 1, rh * es), ("R", me + 1)], [("R", me + 1)]]
+            v = me // 2
+    rc, sc, w = [0] * nbits, [0] * nbits, count
+    for k in range(nbits if v >= 0 else 0):
+        d = real(v ^ (1 << k))
+        rc[k] = w // 2 if me < d else w - w // 2
+        sc[k] = w - rc[k]
+        rounds.append([("S", d, sc[k] * es), ("R", d)])
+        w = rc[k]
+    odd_root = root < 2 * rem and root % 2
+    vroot = 0 if odd_root else root // 2 if root < 2 * rem else root - rem
+    if odd_root and me == root:
+        rounds.append([("R", 0)])
+        rc = [(count >> k) // 2 for k in range(nbits)]
+        v = 0
+    elif odd_root and v == 0:
+        rounds.append([("S", root, rc[nbits - 1] * es)])
+        v = -1
+    for k in range(nbits - 1, -1, -1):
+        if v < 0:
+            break
+        d = root if odd_root and v ^ (1 << k) == 0 else real(v ^ (1 << k))
+        if (v >> k) & 1 != (vroot >> k) & 1:
+            rounds.append([("S", d, rc[k] * es)])
+            break
+        rounds.append([("R", d)])
+    return rounds
+
+
 # ---- comparing ------------------------------------------------------------------------------------
 
 def listing(rounds_of, p):
@@ -557,13 +716,13 @@ def main():
     tool = sys.argv[1]
     fails, cases = [], 0
 
-    def case(coll, alg, p, root, count, es, model, need=None, v=None):
+    def case(coll, alg, p, root, count, es, model, need=None, v=None, named=None):
         nonlocal cases
         cases += 1
         got, algline = run_list(tool, coll, alg, p, root, count, es, v)
         want = listing(model, p)
         tag = f"{coll} {alg} p={p} root={root} count={count}"
-        if not algline or algline[0].split()[2] != alg:
+        if not algline or algline[0].split()[2] != (named or alg):
             fails.append(f"{tag}: ran {algline}")
         if got != want:
             diff = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
@@ -641,6 +800,41 @@ def main():
             for alg in ["basic_linear", "pairwise"]:
                 case("alltoallv", alg, p, 0, 1, 1, lambda me, a=alg, p=p, v=va: alltoallv(a, me, p, v),
                      need=lambda me, got, v=va, p=p: got == (p - 1) * v[me], v=va)
+    # the I-forms, as libnbc runs them (coll-list ALG nbc), the algorithm each
+    # of its default choices names
+    def nbc_case(coll, p, root, count, es, named, vb=None):
+        case(coll, "nbc", p, root, count, es,
+             lambda me: nbc_rounds(nbc_model(coll, me, p, root, count, es, vb)), v=vb, named=named)
+
+    for p in SIZES:
+        q = 1 << (p.bit_length() - 1)
+        nbc_case("barrier", p, 0, 0, 1, "nbc_dissemination")
+        vb = [8 * ((i * 5) % 3) for i in range(p)]  # 0 B for some ranks
+        for root in sorted({0, p - 1, p // 2}):
+            nbc_case("bcast", p, root, 3, 8, "nbc_linear" if p <= 4 else "nbc_binomial")
+            if p > 1:
+                nbc_case("reduce", p, root, max(q - 1, 1), 8, "nbc_binomial")
+            if p > 2:
+                nbc_case("reduce", p, root, 3 * p + 1, 8, "nbc_rabenseifner")
+            if p <= 4 and q > 1:  # 64 KiB and more, fewer elements than q (or p = 2): chain
+                nbc_case("reduce", p, root, q - 1 if p > 2 else 3, 70000, "nbc_chain")
+            for coll in ("gather", "scatter"):
+                nbc_case(coll, p, root, 2, 8, "nbc_linear")
+            if p > 1:
+                nbc_case("gatherv", p, root, 1, 1, "nbc_linear", vb)
+                nbc_case("scatterv", p, root, 1, 1, "nbc_linear", vb)
+        if p > 1:
+            nbc_case("allreduce", p, 0, 5, 8, "nbc_binomial")
+        if p >= 4:
+            nbc_case("allreduce", p, 0, 3 * p + 1, 8192, "nbc_rabenseifner")
+            nbc_case("allreduce", p, 0, q - 1, 100000, "nbc_ring")
+        for coll in ("allgather", "alltoall", "scan", "exscan"):
+            nbc_case(coll, p, 0, 3, 8, "nbc_linear")
+        if p > 1:
+            nbc_case("allgatherv", p, 0, 1, 1, "nbc_linear", vb)
+            nbc_case("alltoallv", p, 0, 1, 1, "nbc_linear", vb)
+            nbc_case("reduce_scatter_block", p, 0, 3, 8, "nbc_binomial")
+            nbc_case("reduce_scatter", p, 0, 1, 1, "nbc_binomial", [x + 8 for x in vb])
     for f in fails[:20]:
         print("FAIL:", f)
     print(f"{cases} decompositions checked, {len(fails)} failures")
