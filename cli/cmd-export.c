@@ -704,6 +704,10 @@ static int decomposed(xrank *r, const ph_event *ev, int coll, uint32_t comm, con
     simmpi_coll_args a = {.coll = (simmpi_coll)coll, .alg = x->pf.coll_alg[coll], .size = ci->size,
                           .forced_algs = x->pf.coll_alg};
     a.root = ev->root >= 0 && (uint32_t)ev->root < ci->size ? (uint32_t)ev->root : 0;
+    /* an I-form as libnbc runs it, as phantom predict has it; but an
+     * Ialltoallv, whose receive sizes this rank's arguments do not give for
+     * every rank, keeps the blocking algorithm's messages */
+    a.nonblocking = ph_ops[ev->op].kind == PH_K_ICOLL && coll != SIMMPI_ALLTOALLV;
     uint32_t side = comm;
     if (ci->remote_size) { /* as phantom predict runs it (simmpi: coll.c, inter) */
         a.alg = 0;
