@@ -621,7 +621,7 @@ static inline __attribute__((always_inline)) int compose(const ins_coll *c, rb *
             b->m->split = n1 + 1;
     }
     b->o->nsend = b->o->nrecv = 0;
-    b->o->reduce_bytes = 0;
+    b->o->reduce_bytes = b->o->copy_bytes = 0;
     int second = b->want >= n1;
     part(c, b, second, &s);
     rb sub = {.want = second ? b->want - n1 : b->want, .o = b->o, .forced = b->forced};
@@ -924,6 +924,7 @@ static int a2a_linear(const ins_coll *c, rb *b)
     uint32_t p = c->size, me = c->me;
     if (p < 2 || !rnd(b))
         return b->hit;
+    b->o->copy_bytes = to_peer(c, me); /* its own block, copied first */
     if (c->coll == SIMMPI_ALLTOALLV) {
         for (uint32_t i = 0; i < p; i++)
             if (i != me)
@@ -940,15 +941,19 @@ static int a2a_linear(const ins_coll *c, rb *b)
     return b->hit;
 }
 
-/* Pairwise exchange: round k swaps with me+k+1 / me-k-1.  Open MPI's step
- * with itself (Alltoall's last, Alltoallv's first) is a local copy, no
- * message (ompi_coll_base_sendrecv), so not a round. */
+/* Pairwise exchange: the step k swaps with me+k / me-k.  Open MPI's step
+ * with itself (Alltoall's last, Alltoallv's first) is a local copy, not a
+ * message (ompi_coll_base_sendrecv): a round of copy_bytes alone. */
 static int a2a_pairwise(const ins_coll *c, rb *b)
 {
     uint32_t p = c->size, me = c->me, k = b->want;
-    if (k + 1 >= p)
+    if (k >= p)
         return 0;
-    uint32_t step = k + 1;
+    uint32_t step = c->coll == SIMMPI_ALLTOALLV ? k : (k + 1) % p; /* alltoallv starts with itself */
+    if (step == 0) { /* the step with itself: a copy of its own block */
+        b->o->copy_bytes = to_peer(c, me);
+        return b->hit = 1;
+    }
     uint32_t to = (me + step) % p, from = (me + p - step) % p;
     S(b->o, to, to_peer(c, to));
     R(b->o, from);
@@ -1424,6 +1429,7 @@ static int nbc_linear(const ins_coll *c, rb *b)
         }
         break;
     case SIMMPI_ALLTOALLV:
+        b->o->copy_bytes = c->v ? c->v[me] : B(c); /* its own block */
         for (uint32_t q = 0; q < p; q++)
             if (q != me && (!c->v || c->v[q]))
                 S(b->o, q, c->v ? c->v[q] : B(c));
@@ -1432,6 +1438,8 @@ static int nbc_linear(const ins_coll *c, rb *b)
                 R(b->o, q);
         break;
     default: /* Iallgather, Ialltoall: a block to and from every other rank */
+        if (c->coll == SIMMPI_ALLTOALL)
+            b->o->copy_bytes = B(c); /* its own block (Iallgather's is copied before the schedule) */
         for (uint32_t q = 0; q < p; q++)
             if (q != me) {
                 R(b->o, q);
@@ -1494,7 +1502,7 @@ static int inter_local(const ins_coll *c, rb *b, int coll, uint64_t count)
     if (b->want >= b->cur)
         return 0;
     b->o->nsend = b->o->nrecv = 0;
-    b->o->reduce_bytes = 0;
+    b->o->reduce_bytes = b->o->copy_bytes = 0;
     rb sub = {.want = b->want - first, .o = b->o, .forced = b->forced};
     return b->hit = run_alg(&s, &sub);
 }
@@ -1505,7 +1513,7 @@ static int inter_round(rb *b, uint32_t peer, int recv, uint64_t send_bytes, int 
     if (!rnd(b))
         return 0;
     b->o->nsend = b->o->nrecv = 0; /* the local parts' counting used the scratch round */
-    b->o->reduce_bytes = 0;
+    b->o->reduce_bytes = b->o->copy_bytes = 0;
     if (recv)
         R(b->o, COLL_REMOTE | peer);
     if (send)
@@ -1911,7 +1919,7 @@ int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out,
     if (c->size + c->rsize + 4 > out->cap && coll_round_reserve(out, c->size + c->rsize + 4) < 0)
         return -1;
     out->nsend = out->nrecv = 0;
-    out->reduce_bytes = 0;
+    out->reduce_bytes = out->copy_bytes = 0;
     rb b = {.want = k, .o = out, .m = m, .forced = forced};
     int hit = run_alg(c, &b);
     if (!hit)

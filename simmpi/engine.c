@@ -1051,12 +1051,13 @@ static void sched_note(coll_sched *sc, uint32_t k, const coll_round *cr, int mor
         return;
     }
     uint32_t nx = cr->nrecv + cr->nsend;
-    if (sc->nrounds == SCHED_ROUNDS || sc->nx + nx > SCHED_XFERS) {
+    if (sc->nrounds == SCHED_ROUNDS || sc->nx + nx > SCHED_XFERS || cr->copy_bytes > UINT32_MAX) {
         sc->state = SC_NONE;
         return;
     }
     sc->round[sc->nrounds++] = (sched_round){
-        .reduce_bytes = cr->reduce_bytes, .x = sc->nx, .nrecv = (uint8_t)cr->nrecv, .nsend = (uint8_t)cr->nsend};
+        .reduce_bytes = cr->reduce_bytes, .copy_bytes = (uint32_t)cr->copy_bytes, .x = sc->nx,
+        .nrecv = (uint8_t)cr->nrecv, .nsend = (uint8_t)cr->nsend};
     memcpy(sc->x + sc->nx, cr->recv, cr->nrecv * sizeof *cr->recv);
     memcpy(sc->x + sc->nx + cr->nrecv, cr->send, cr->nsend * sizeof *cr->send);
     sc->nx = (uint8_t)(sc->nx + nx);
@@ -1074,7 +1075,8 @@ static int round_of(sim *s, uint32_t rank, const ins_coll *c, uint32_t k, const 
             return 0;
         const sched_round *sr = &sc->round[k];
         *view = (coll_round){.nrecv = sr->nrecv, .nsend = sr->nsend, .recv = sc->x + sr->x,
-                             .send = sc->x + sr->x + sr->nrecv, .reduce_bytes = sr->reduce_bytes};
+                             .send = sc->x + sr->x + sr->nrecv, .reduce_bytes = sr->reduce_bytes,
+                             .copy_bytes = sr->copy_bytes};
         *out = view;
         return 1;
     }
@@ -1109,6 +1111,8 @@ static int coll_start_round(sim *s, uint32_t rank, const ins *in)
     }
     coll_post_round(s, rank, in->comm, cr);
     r->rcomp = fs_to_ps(s->pf.gamma_fs, cr->reduce_bytes);
+    if (__builtin_expect(cr->copy_bytes != 0, 0)) /* memory to memory, as the shared-memory transport moves it */
+        r->rcomp += fs_to_ps(s->pf.intra.G_fs, cr->copy_bytes);
     return BLOCKED;
 }
 

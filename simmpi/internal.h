@@ -280,6 +280,7 @@ typedef struct coll_round {
     uint32_t nsend, nrecv, cap;
     coll_xfer *send, *recv;
     uint64_t reduce_bytes; /* local reduction after the round */
+    uint64_t copy_bytes;   /* a local copy (a rank's own block), at the intra-node G a byte */
 } coll_round;
 
 /* A rank's collective repeated call after call (a stencil's allreduce, an
@@ -299,6 +300,7 @@ enum sched_state { SC_NONE, SC_FILLING, SC_COMPLETE };
 
 typedef struct sched_round {
     uint64_t reduce_bytes;
+    uint32_t copy_bytes;     /* a schedule keeps no copy of 4 GiB or more */
     uint8_t x, nrecv, nsend; /* its transfers: x[x ..], the receives first */
 } sched_round;
 

@@ -259,6 +259,16 @@ expect "Iprobe fold: receiver" "$(finish 1)" "$(ps $((18400 + or)))"
 expect "Iprobe fold: folded" "$(q "d['simulator']['folded_polls']")" 1
 expect "Iprobe fold: charged" "$(q "d['simulator']['failed_polls']")" 3
 expect "Iprobe fold: their cost" "$(q "d['simulator']['failed_poll_ps']")" "$(ps 300)"
+# 8c. A pairwise Alltoall's step with itself is a copy of the rank's own
+# block, not a message (Open MPI's ompi_coll_base_sendrecv to itself): K
+# bytes at G a byte, after the swap with the other rank (eager).
+plat "coll.alltoall = pairwise"
+"$SYNTH" coll "$WORK/a2a2" --ranks 2 --op alltoall --bytes 100 > /dev/null || fail "simmpi/synth coll alltoall"
+predict "$WORK/a2a2"
+expect "pairwise alltoall p=2: time, messages" "$(q "d['predicted_ps'], d['simulator']['messages']")" \
+  "$(ps $((os + G * 99 + L + or + G * 100))) 2"
+plat
+
 # 9. A collective with nothing to move returns at once in Open MPI's MPI
 # layer (ompi/mpi/c/*.c, "Do we need to do anything?"): ten of them of 0
 # bytes on 5 ranks cost exactly the 1 us of computation before each, and

@@ -377,7 +377,8 @@ def alltoall(alg, me, p, nbytes):
         sends = [((me - i) % p, nbytes) for i in range(1, p)]
         return [(recvs, sends)]
     if alg == "pairwise":
-        return [([(me - s) % p], [((me + s) % p, nbytes)]) for s in range(1, p)]  # no step with itself
+        # the step with itself last: a copy, a round with no message
+        return [([(me - s) % p], [((me + s) % p, nbytes)]) for s in range(1, p)] + [([], [])]
     if alg == "modified_bruck":
         out, d = [], 1
         while d < p:
@@ -393,7 +394,8 @@ def alltoallv(alg, me, p, vb):
     order (0 B included); pairwise: step s swaps with me+s / me-s."""
     if alg == "basic_linear":
         return [([i for i in range(p) if i != me], [(i, vb[i]) for i in range(p) if i != me])] if p > 1 else []
-    return [([(me - s) % p], [((me + s) % p, vb[(me + s) % p])]) for s in range(1, p)]
+    # the step with itself first: a copy, a round with no message
+    return [([], [])] + [([(me - s) % p], [((me + s) % p, vb[(me + s) % p])]) for s in range(1, p)]
 
 
 # ---- gather, scatter, reduce-scatter, scan ---------------------------------------------------------
