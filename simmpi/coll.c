@@ -987,7 +987,12 @@ static DISPATCHED int alltoall(const ins_coll *c, rb *b)
     switch (c->alg) {
     case 2: return a2a_pairwise(c, b);
     case 3: return a2a_bruck(c, b);
-    case 5: return c->size == 2 ? exchange2(c, b, B(c)) : a2a_linear(c, b);
+    case 5:
+        if (c->size != 2)
+            return a2a_linear(c, b);
+        if (exchange2(c, b, B(c))) /* and a copy of its own block */
+            b->o->copy_bytes = B(c);
+        return b->hit;
     default: return a2a_linear(c, b); /* 1 linear, 4 linear_sync (unlimited requests) */
     }
 }

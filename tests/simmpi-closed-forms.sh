@@ -261,12 +261,15 @@ expect "Iprobe fold: charged" "$(q "d['simulator']['failed_polls']")" 3
 expect "Iprobe fold: their cost" "$(q "d['simulator']['failed_poll_ps']")" "$(ps 300)"
 # 8c. A pairwise Alltoall's step with itself is a copy of the rank's own
 # block, not a message (Open MPI's ompi_coll_base_sendrecv to itself): K
-# bytes at G a byte, after the swap with the other rank (eager).
-plat "coll.alltoall = pairwise"
+# bytes at G a byte, after the swap with the other rank (eager); two_proc
+# swaps and copies the same.
 "$SYNTH" coll "$WORK/a2a2" --ranks 2 --op alltoall --bytes 100 > /dev/null || fail "simmpi/synth coll alltoall"
-predict "$WORK/a2a2"
-expect "pairwise alltoall p=2: time, messages" "$(q "d['predicted_ps'], d['simulator']['messages']")" \
-  "$(ps $((os + G * 99 + L + or + G * 100))) 2"
+for alg in pairwise two_proc; do
+  plat "coll.alltoall = $alg"
+  predict "$WORK/a2a2"
+  expect "$alg alltoall p=2: time, messages" "$(q "d['predicted_ps'], d['simulator']['messages']")" \
+    "$(ps $((os + G * 99 + L + or + G * 100))) 2"
+done
 plat
 
 # 9. A collective with nothing to move returns at once in Open MPI's MPI
