@@ -756,6 +756,12 @@ def main():
                     case("bcast", alg, p, root, count, es,
                          lambda me, a=alg, p=p, r=root, c=count: bcast(a, me, p, r, c, 8),
                          need=lambda me, got, r=root, n=n: me == r or got == n)
+                # scatter_allgather: every rank but the root gets every block but
+                # its own at least once (the fill-in of short halves included)
+                for alg in ["scatter_allgather", "scatter_allgather_ring"]:
+                    case("bcast", alg, p, root, count, es,
+                         lambda me, a=alg, p=p, r=root, c=count: bcast(a, me, p, r, c, 8),
+                         need=lambda me, got, r=root, n=n, sc=-(-count // p): me == r or got >= n - 8 * sc)
                 for alg in ["linear", "chain", "binary", "binomial", "in-order_binary"]:
                     case("reduce", alg, p, root, count, es,
                          lambda me, a=alg, p=p, r=root, c=count: reduce(a, me, p, r, c, 8))
