@@ -705,14 +705,12 @@ static int ar_ring(const ins_coll *c, rb *b)
     return b->hit = 1;
 }
 
-/* Rabenseifner: recursive-halving reduce-scatter, recursive-doubling allgather
- * (Open MPI's redscat_allgather, including its handling of p != 2^k). */
 /* Rabenseifner's first half, as Open MPI's allreduce and libnbc's reduce
  * run it: the first 2r ranks fold pairwise (the odd ones then drop out:
- * -1), then recursive halving over p' = 2^floor(log p) ranks; sc and rc
- * get each step's elements sent and kept, *steps their number.  Returns
- * the rank among the p' (-1: dropped out). */
-static int32_t rab_reduce_scatter(const ins_coll *c, rb *b, uint64_t sc[32], uint64_t rc[32], uint32_t *steps)
+ * -1), then recursive halving over p' = 2^floor(log p) ranks, log2 p'
+ * steps; sc and rc get each step's elements sent and kept.  Returns the
+ * rank among the p' (-1: dropped out). */
+static int32_t rab_reduce_scatter(const ins_coll *c, rb *b, uint64_t sc[32], uint64_t rc[32])
 {
     uint32_t p = c->size, me = c->me, pof2 = pof2_floor(p), rem = p - pof2, es = c->esize;
     uint64_t count = c->count, lh = count / 2, rh = count - lh, w = count;
@@ -745,15 +743,17 @@ static int32_t rab_reduce_scatter(const ins_coll *c, rb *b, uint64_t sc[32], uin
         }
         w = rc[step];
     }
-    *steps = step;
     return v;
 }
 
+/* Rabenseifner: recursive-halving reduce-scatter, recursive-doubling allgather
+ * (Open MPI's redscat_allgather, including its handling of p != 2^k). */
 static OWN_FRAME int ar_rabenseifner(const ins_coll *c, rb *b)
 {
-    uint32_t p = c->size, me = c->me, pof2 = pof2_floor(p), rem = p - pof2, es = c->esize, step;
+    uint32_t p = c->size, me = c->me, pof2 = pof2_floor(p), rem = p - pof2, es = c->esize;
+    uint32_t step = (uint32_t)__builtin_ctz(pof2); /* the halving's steps, undone one by one */
     uint64_t sc[32], rc[32];
-    int32_t v = rab_reduce_scatter(c, b, sc, rc, &step);
+    int32_t v = rab_reduce_scatter(c, b, sc, rc);
     for (uint32_t mask = pof2 >> 1; v >= 0 && mask > 0; mask >>= 1) {
         uint32_t vd = (uint32_t)v ^ mask, dest = vd < rem ? vd * 2 : vd + rem;
         step--;
@@ -1262,20 +1262,21 @@ static uint32_t nbc_swap(uint32_t x, uint32_t root) { return x == root ? 0 : x =
 /* The reduce of libnbc's binomial (allred_sched_diss, red_sched_binomial),
  * over v = nbc_swap(me, root): take v + m, reducing, while v's lower bits
  * are clear, then send up to v - lowbit(v); the send's round also takes
- * the broadcast's receive from v - hibit(v) for Iallreduce (with_recv). */
-static void nbc_reduce_up(const ins_coll *c, rb *b, uint32_t root, int with_recv)
+ * the broadcast's receive from v - hibit(v) for Iallreduce (with_recv).
+ * Every message carries the whole vector, bytes. */
+static void nbc_reduce_up(const ins_coll *c, rb *b, uint32_t root, int with_recv, uint64_t bytes)
 {
     uint32_t p = c->size, v = nbc_swap(c->me, root);
     for (uint32_t m = 1; m < p; m <<= 1) {
         if (v % (2 * m) == 0) {
             if (v + m < p && rnd(b)) {
                 R(b->o, nbc_swap(v + m, root));
-                b->o->reduce_bytes = B(c);
+                b->o->reduce_bytes = bytes;
             }
             continue;
         }
         if (rnd(b)) {
-            S(b->o, nbc_swap(v - m, root), B(c));
+            S(b->o, nbc_swap(v - m, root), bytes);
             if (with_recv)
                 R(b->o, nbc_swap(v - hibit(v), root));
         }
@@ -1342,12 +1343,10 @@ static int nbc_reduce_chain(const ins_coll *c, rb *b)
  * ar_rabenseifner's), then a binomial gather of the halves to the root. */
 static int nbc_reduce_redscat(const ins_coll *c, rb *b)
 {
-    uint32_t p = c->size, me = c->me, root = c->root, rem = p - pof2_floor(p), es = c->esize, n;
+    uint32_t p = c->size, me = c->me, root = c->root, rem = p - pof2_floor(p), es = c->esize;
+    uint32_t n = (uint32_t)__builtin_ctz(pof2_floor(p)); /* the halving's steps */
     uint64_t sc[32], rc[32];
-    int32_t v = rab_reduce_scatter(c, b, sc, rc, &n);
-    if (v < 0) /* dropped out at the fold: what the steps would be (an odd root needs them) */
-        for (n = 0; (1u << n) < pof2_floor(p); n++)
-            ;
+    int32_t v = rab_reduce_scatter(c, b, sc, rc);
     /* the gather's virtual root; an odd root of the fold takes rank 0's part first */
     int odd_root = root < 2 * rem && root % 2;
     uint32_t vroot = odd_root ? 0 : root < 2 * rem ? root / 2 : root - rem;
@@ -1380,19 +1379,7 @@ static int nbc_reduce_redscat(const ins_coll *c, rb *b)
 static int nbc_intra_reduce_scatter(const ins_coll *c, rb *b)
 {
     uint32_t p = c->size, me = c->me;
-    uint64_t all = blocks(c, 0, p);
-    for (uint32_t m = 1; m < p; m <<= 1) {
-        if (me % (2 * m) == 0) {
-            if (me + m < p && rnd(b)) {
-                R(b->o, me + m);
-                b->o->reduce_bytes = all;
-            }
-            continue;
-        }
-        if (rnd(b))
-            S(b->o, me - m, all);
-        break;
-    }
+    nbc_reduce_up(c, b, 0, 0, blocks(c, 0, p));
     if (me == 0) {
         if (rnd(b))
             for (uint32_t q = 1; q < p; q++)
@@ -1464,7 +1451,7 @@ static DISPATCHED int intra_nbc(const ins_coll *c, rb *b)
             return ar_rabenseifner(c, b); /* allred_sched_redscat_allgather: the same rounds */
         if (c->alg == SIMMPI_ALG_NBC_RING)
             return nbc_allreduce_ring(c, b);
-        nbc_reduce_up(c, b, 0, 1);
+        nbc_reduce_up(c, b, 0, 1, B(c));
         nbc_bcast_down(c, b, 0);
         return b->hit;
     case SIMMPI_REDUCE:
@@ -1472,7 +1459,7 @@ static DISPATCHED int intra_nbc(const ins_coll *c, rb *b)
             return nbc_reduce_redscat(c, b);
         if (c->alg == SIMMPI_ALG_NBC_CHAIN)
             return nbc_reduce_chain(c, b);
-        nbc_reduce_up(c, b, c->root, 0);
+        nbc_reduce_up(c, b, c->root, 0, B(c));
         return b->hit;
     case SIMMPI_REDUCE_SCATTER:
     case SIMMPI_REDUCE_SCATTER_BLOCK: return nbc_intra_reduce_scatter(c, b);
