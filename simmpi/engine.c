@@ -942,7 +942,7 @@ static void ev_cts(sim *s, uint32_t mi, simtime t)
  * intercommunicator, the one both sides share).  What is the same for all
  * of the round's (its owner's call, the communicator) the caller reads once. */
 static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, uint32_t ctx, uint32_t world,
-                             const coll_xfer *x, int send)
+                             int32_t tag, const coll_xfer *x, int send)
 {
     uint32_t qi = req_new(s, rank, send ? RQ_SEND : RQ_RECV);
     if (qi == NIL)
@@ -954,7 +954,7 @@ static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, uin
     q->op = r->op;
     q->site = r->site;
     r->creq[r->ncreq++] = qi;
-    ins_p2p p = {.peer = (int32_t)world, .tag = 0, .bytes = x->bytes, .req = qi};
+    ins_p2p p = {.peer = (int32_t)world, .tag = tag, .bytes = x->bytes, .req = qi};
     if (send)
         post_send(s, rank, &p, ctx, 1, x->sync ? F_SYNC : 0);
     else
@@ -965,7 +965,8 @@ static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, uin
  * (COLL_REMOTE), and both sides' messages match in the context the pair
  * shares (each side is a communicator of its own). */
 static __attribute__((noinline, cold)) void coll_post_round_inter(sim *s, uint32_t rank, uint32_t comm,
-                                                                  const ph_comm_info *ci, const coll_round *cr)
+                                                                  int32_t tag, const ph_comm_info *ci,
+                                                                  const coll_round *cr)
 {
     srank *r = &s->r[rank];
     uint32_t ctx = p2p_ctx(s, comm);
@@ -974,7 +975,7 @@ static __attribute__((noinline, cold)) void coll_post_round_inter(sim *s, uint32
         int send = k >= cr->nrecv;
         const coll_xfer *x = send ? &cr->send[k - cr->nrecv] : &cr->recv[k];
         int32_t world = x->peer & COLL_REMOTE ? ci->remote[x->peer & ~COLL_REMOTE] : ci->members[x->peer];
-        coll_post(s, rank, r, comm, ctx, (uint32_t)world, x, send);
+        coll_post(s, rank, r, comm, ctx, (uint32_t)world, tag, x, send);
     }
 }
 
@@ -984,7 +985,8 @@ static __attribute__((noinline, cold)) void coll_post_round_inter(sim *s, uint32
  * cost the 2-rank LAMMPS prediction's point-to-point path 0.2% more
  * instructions (callgrind: 438.1 M before the branch, 439.1 M inline,
  * 436.5 M out of line; the 16-rank all-to-all 264.3, 264.9 and 265.7 M). */
-static __attribute__((noinline)) void coll_post_round(sim *s, uint32_t rank, uint32_t comm, const coll_round *cr)
+static __attribute__((noinline)) void coll_post_round(sim *s, uint32_t rank, uint32_t comm, int32_t tag,
+                                                      const coll_round *cr)
 {
     srank *r = &s->r[rank];
     /* sim_comm without the call: the collective's communicator is known by now */
@@ -992,15 +994,15 @@ static __attribute__((noinline)) void coll_post_round(sim *s, uint32_t rank, uin
     if (!ci)
         ci = sim_comm(s, comm);
     if (__builtin_expect(ci->remote_size != 0, 0)) {
-        coll_post_round_inter(s, rank, comm, ci, cr);
+        coll_post_round_inter(s, rank, comm, tag, ci, cr);
         return;
     }
     const int32_t *members = ci->members;
     r->ncreq = 0;
     for (uint32_t i = 0; i < cr->nrecv; i++)
-        coll_post(s, rank, r, comm, comm, (uint32_t)members[cr->recv[i].peer], &cr->recv[i], 0);
+        coll_post(s, rank, r, comm, comm, (uint32_t)members[cr->recv[i].peer], tag, &cr->recv[i], 0);
     for (uint32_t i = 0; i < cr->nsend; i++)
-        coll_post(s, rank, r, comm, comm, (uint32_t)members[cr->send[i].peer], &cr->send[i], 1);
+        coll_post(s, rank, r, comm, comm, (uint32_t)members[cr->send[i].peer], tag, &cr->send[i], 1);
 }
 
 /* Rank r's memo, for collective c: kept from r's last collective if that
@@ -1087,7 +1089,9 @@ static int round_of(sim *s, uint32_t rank, const ins_coll *c, uint32_t k, const 
     return rc;
 }
 
-/* Post round r->round of the collective; DONE when there are no more rounds. */
+/* Post round r->round of the collective; DONE when there are no more rounds.
+ * A round the front end posted (libnbc's first, in the I-call) is not
+ * posted again: only its reduction and copy are still to pay. */
 static int coll_start_round(sim *s, uint32_t rank, const ins *in)
 {
     srank *r = &s->r[rank];
@@ -1102,6 +1106,8 @@ static int coll_start_round(sim *s, uint32_t rank, const ins *in)
     if (rc == 0)
         return DONE;
     uint32_t need = cr->nsend + cr->nrecv;
+    if (r->round == 0 && (in->flags & F_POSTED))
+        need = 0;
     if (need > r->capcreq) {
         uint32_t *v = realloc(r->creq, need * sizeof *v);
         if (!v)
@@ -1109,7 +1115,10 @@ static int coll_start_round(sim *s, uint32_t rank, const ins *in)
         r->creq = v;
         r->capcreq = need;
     }
-    coll_post_round(s, rank, in->comm, cr);
+    if (need)
+        coll_post_round(s, rank, in->comm, in->ctag, cr);
+    else
+        r->ncreq = 0;
     r->rcomp = fs_to_ps(s->pf.gamma_fs, cr->reduce_bytes);
     if (__builtin_expect(cr->copy_bytes != 0, 0)) /* memory to memory, as the shared-memory transport moves it */
         r->rcomp += fs_to_ps(s->pf.intra.G_fs, cr->copy_bytes);
@@ -1252,7 +1261,9 @@ static int exec(sim *s, uint32_t rank, ins *in)
     case I_WAIT: return exec_wait(s, rank, in);
     case I_POLL: return failed_poll(s, r, in);
     case I_PROBE: return exec_probe(s, rank, in);
-    case I_COLL: return exec_coll(s, rank, in); /* an Ixxx runs (and is billed) in its Wait */
+    case I_COLL: return exec_coll(s, rank, in); /* an Ixxx's rounds after its first run in its Wait */
+    case I_CSEND: post_send(s, rank, &in->u.p, in->comm, 1, in->flags); return DONE;
+    case I_CRECV: post_recv(s, rank, &in->u.p, in->comm, 1); return DONE;
     case I_END: rank_finish(s, rank, 1); return ENDED;
     default: return DONE;
     }
@@ -1733,8 +1744,10 @@ static void teardown(sim *s)
     for (uint32_t i = 0; i < s->ncomms; i++) {
         free(s->comms[i].rank_of);
         free(s->comms[i].vcalls);
+        free(s->comms[i].nbcalls);
     }
     free(s->comms);
+    free(s->icolls); /* its entries are the request maps' (fe_free) */
     free(s->r);
     free(s->own_node_of);
     free(s->rq);

@@ -41,6 +41,9 @@ enum ins_type {
               * nothing (F_PROBE: o_iprobe); u.w: a Test's requests, inline  */
     I_PROBE, /* block until a matching message's envelope is at the receiver  */
     I_COLL,  /* a collective, decomposed into rounds of point-to-point         */
+    I_CSEND, /* post a send of a collective's round (libnbc's first, at the
+              * I-call; u.p, its tag the schedule's)                          */
+    I_CRECV, /* post a receive of one                                         */
     I_END,   /* MPI_Finalize (or Abort): the rank's run ends here              */
 };
 
@@ -51,6 +54,8 @@ enum ins_flag {
     F_UNRESOLVED = 8, /* a wildcard receive whose matched source is not yet read  */
     F_PROBE = 16,     /* I_POLL: an Iprobe, not a Test                            */
     F_ALL = 32,       /* I_POLL: a Testall (folds only when all its requests are done) */
+    F_POSTED = 64,    /* I_COLL: its first round was posted at the I-call (I_CSEND,
+                       * I_CRECV) and waited for by the I_WAIT before it */
 };
 
 typedef struct ins_p2p {
@@ -92,6 +97,8 @@ typedef struct ins {
     uint16_t op;             /* enum ph_op, for the breakdown */
     uint32_t site;
     uint32_t comm;           /* trace-wide communicator id */
+    int32_t ctag;            /* I_COLL: its messages' tag; 0 for a blocking collective,
+                              * an I-form's schedule number for the others (libnbc's tag) */
     simtime comp;            /* computation before the call (F_CALL) */
     union {
         ins_p2p p;
@@ -179,6 +186,17 @@ typedef struct fe_pers {
     uint64_t bytes;
 } fe_pers;
 
+/* A nonblocking collective between its I-call and the Wait or Test that
+ * completed it.  libnbc posts its schedule's first round in the I-call
+ * (NBC_Start_round); the rest runs at completion. */
+typedef struct fe_icoll {
+    ins c;               /* the collective (F_POSTED when posted holds its first round) */
+    struct fe_icoll *next; /* the rank's next one started and not yet finished */
+    uint8_t finished;    /* run by the completion of a later one (frontend.c: finish_icolls) */
+    uint32_t nposted;
+    uint32_t posted[];   /* engine requests of its first round */
+} fe_icoll;
+
 /* 32 bytes, and the window is 64-byte aligned: two entries a cache line.
  * Every Isend and Irecv writes one and its Wait reads it again, long after
  * (past a thousand ranks) the line left the caches; at 56 bytes (the
@@ -188,7 +206,7 @@ typedef struct fe_req {
     uint64_t id;         /* trace request id; 0: free slot */
     uint64_t pending;    /* absolute queue index of the unresolved receive + 1 */
     union {              /* owned, freed with the entry (frontend.c: free_aux) */
-        ins *coll;       /* FK_ICOLL: the collective to run at completion */
+        struct fe_icoll *coll; /* FK_ICOLL: the collective to finish at completion */
         fe_pers *pers;   /* FK_PSEND, FK_PRECV */
     };
     uint32_t ereq;       /* engine request of the current instance, or NIL */
@@ -320,6 +338,8 @@ typedef struct comm_cache {
     uint64_t last_bytes;
     uint64_t *vcalls;    /* an intercommunicator side's Gatherv, Scatterv and Allgatherv
                           * so far, per local rank (frontend.c: inter_group_sizes) */
+    uint32_t *nbcalls;   /* nonblocking collectives started so far, per (local) rank:
+                          * the next one's tag (frontend.c: nbc_tag) */
 } comm_cache;
 
 /* A rank's events in the heap other than its RESUME: how many, and the
@@ -357,6 +377,9 @@ typedef struct sim {
     rank_events *rev;    /* per rank */
     /* communicators */
     comm_cache *comms;
+    fe_icoll **icolls;   /* per rank: its nonblocking collectives started and not yet
+                          * finished, oldest first (frontend.c: finish_icolls); made on
+                          * first use */
     uint32_t ncomms;
     coll_round cr;       /* scratch for one collective round */
     coll_sched *sched;   /* per rank, made on first use (engine.c: sched_open) */

@@ -35,7 +35,11 @@
  *   persistent  I x (Start, Wait) of Send_init / Recv_init between 0 and 1
  *   probe       rank 1 probes (ANY_SOURCE), then receives; rank 0 sends
  *   subcomm     Comm_split even/odd, Allreduce on each half, Barrier on world
- *   icoll       Iallreduce of K bytes, compute --overlap, Wait (all ranks)
+ *   icoll       Iallreduce of K bytes, compute --overlap, Wait (all ranks);
+ *               --barrier: a Barrier after the Wait on rank 0, before it on
+ *               the others (legal: only starting them is ordered)
+ *   icolls      two Iallreduces of K bytes, compute --overlap, their Waits:
+ *               rank 0 the second first, the others in order
  *   sendrecv    ranks 0 and 1 swap K bytes with one Sendrecv each
  *   procnull    Irecv and Isend to MPI_PROC_NULL, Waitall: nothing to wait for
  *   nicrace     4 ranks, two messages for rank 2's NIC: rank 0 sends K bytes
@@ -563,7 +567,24 @@ static void k_icoll(const opts *o, W *w)
     coll(w, PH_OP_IALLREDUCE, 0, o->bytes, o->esize, 0, o->comp);
     w->nreq++;
     ph_status s = {.source = PH_NO_RANK};
-    waitall(w, &id, &s, 1, o->overlap);
+    int barrier_first = o->barrier && w->rank != 0;
+    if (barrier_first)
+        coll(w, PH_OP_BARRIER, 0, 0, 1, 0, o->overlap);
+    waitall(w, &id, &s, 1, barrier_first ? 0 : o->overlap);
+    if (o->barrier && !barrier_first)
+        coll(w, PH_OP_BARRIER, 0, 0, 1, 0, 0);
+}
+
+static void k_icolls(const opts *o, W *w)
+{
+    uint64_t ids[2] = {w->nreq + 1, w->nreq + 2};
+    coll(w, PH_OP_IALLREDUCE, 0, o->bytes, o->esize, 0, o->comp);
+    coll(w, PH_OP_IALLREDUCE, 0, o->bytes, o->esize, 0, 0);
+    w->nreq += 2;
+    ph_status s = {.source = PH_NO_RANK};
+    int reverse = w->rank == 0;
+    waitall(w, &ids[reverse ? 1 : 0], &s, 1, o->overlap);
+    waitall(w, &ids[reverse ? 0 : 1], &s, 1, 0);
 }
 
 static void k_sendrecv(const opts *o, W *w)
@@ -656,6 +677,7 @@ static void write_rank(const opts *o, W *w, const uint32_t *halves)
     else if (!strcmp(k, "subcomm")) k_subcomm(o, w, halves);
     else if (!strcmp(k, "intercomm")) k_intercomm(o, w, halves);
     else if (!strcmp(k, "icoll")) k_icoll(o, w);
+    else if (!strcmp(k, "icolls")) k_icolls(o, w);
     else if (!strcmp(k, "sendrecv")) k_sendrecv(o, w);
     else if (!strcmp(k, "procnull")) k_procnull(o, w);
     else if (!strcmp(k, "nicrace")) k_nicrace(o, w);

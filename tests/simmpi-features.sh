@@ -52,13 +52,37 @@ expect "ssend" "$(q "d['ranks'][1]['finish_ps']")" "$(ps $((2 * (300 + 5000 + 30
 predict "$WORK/bs"
 expect "bsend" "$(q "d['ranks'][1]['finish_ps']")" "$(ps $((1000 + 4999 + 5000 + 2000)))"
 
-# A nonblocking collective runs where the trace completed it (its Wait), as
-# Open MPI's libnbc schedules it: an Iallreduce of 8 B on 2 ranks is its
-# binomial reduce to rank 0 and broadcast, two messages one after the other.
+# A nonblocking collective runs as Open MPI's libnbc schedules it: an
+# Iallreduce of 8 B on 2 ranks is its binomial reduce to rank 0, then the
+# broadcast back.  libnbc posts the first round in the I-call, so rank 1's
+# message travels during the 50 us of computation; the second round runs in
+# the Wait: rank 0 takes the first message (o_r), sends (o_s), rank 1
+# receives it (L, G, o_r).
 "$SYNTH" icoll "$WORK/ic" --ranks 2 --bytes 8 --esize 8 --overlap 50000
 predict "$WORK/ic"
-expect "iallreduce in its wait" "$(q "d['predicted_ps']")" "$(ps $((50000 + 2 * (1000 + 7 + 5000 + 2000))))"
+expect "iallreduce: first round overlaps" "$(q "d['predicted_ps']")" "$(ps $((50000 + 2000 + 1000 + 7 + 5000 + 2000)))"
 expect "iallreduce: libnbc's" "$(q "d['collectives']")" "{'allreduce': {'nbc_binomial': 1}}"
+expect "iallreduce: rank 1's send in the I-call" "$(q "d['ranks'][1]['overhead_ps']")" "$(ps $((1000 + 2000)))"
+# A Barrier between the I-call and the Wait: rank 0 enters it after its
+# Wait, rank 1 before (both legal).  Rank 1's receive of the result was
+# posted in the I-call (libnbc's first round has it), so its Barrier takes
+# rank 0's Barrier message (sent after the result: o_s twice), and its Wait
+# then finds the result there.
+"$SYNTH" icoll "$WORK/icb" --ranks 2 --bytes 8 --esize 8 --overlap 50000 --barrier
+predict "$WORK/icb"
+expect "iallreduce around a barrier" "$(q "d['predicted_ps']")" \
+  "$(ps $((50000 + 2000 + 1000 + 1000 + 5000 + 2000 + 2000)))"
+# Two Iallreduces: rank 1 sends both its messages in the I-calls (o_s
+# each) and waits for the first; rank 0 waits for the second first.
+# libnbc progresses every schedule in whatever call the rank waits in,
+# oldest first: rank 0's Wait takes the first's message (o_r) and sends its
+# result (o_s), then the second's.  Rank 1 gets the second result last (its
+# o_s at 55 us, G, L, o_r).  Running the second alone first would send its
+# result first, and rank 1 would end at 65,007 ns.
+"$SYNTH" icolls "$WORK/ics" --ranks 2 --bytes 8 --esize 8 --overlap 50000
+predict "$WORK/ics"
+expect "two iallreduces, waited in turn" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
+  "[$(ps $((50000 + 2 * (2000 + 1000)))), $(ps $((50000 + 2 * (2000 + 1000) + 7 + 5000 + 2000)))]"
 
 # Sub-communicators: ranks translated through the membership tables.  Comm_split
 # (allgather + allreduce on world), Allreduce on each half, Barrier on world:
