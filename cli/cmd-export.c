@@ -831,6 +831,10 @@ static int collective(xrank *r, const ph_event *ev, int coll, uint32_t comm)
         x->approx[AP_INTER]++; /* not simulated by phantom predict either */
         return CLI_OK;
     }
+    /* Open MPI runs nothing for these (a communicator of one rank: coll/self's
+     * copy), and phantom predict neither: SimGrid would send messages */
+    if ((!ci->remote_size && ci->size == 1) || simmpi_returns_at_once(ev, coll, ci->remote_size != 0, ci->size))
+        return CLI_OK;
     if (!ci->remote_size && worldlike(x, comm, ci) && coll != SIMMPI_SCAN && coll != SIMMPI_EXSCAN)
         return native(r, ev, coll);
     return decomposed(r, ev, coll, comm, ci);

@@ -301,6 +301,37 @@ uint32_t simmpi_inter_root(int32_t root)
     return root == PH_ROOT ? SIMMPI_ROOT_HERE : root == PH_PROC_NULL ? SIMMPI_ROOT_NONE : (uint32_t)root;
 }
 
+/* Open MPI 4.1's MPI layer returns before any collective component runs
+ * when a call has nothing to move (ompi/mpi/c/CALL.c, "Do we need to do
+ * anything?"): such a call sends nothing and costs nothing.  Barrier,
+ * Gatherv, Scatterv, Alltoallv and Alltoallw have no such test, nor the
+ * I-forms of Gather, Scatter, Allgather(v), Alltoall(v, w), Scan and
+ * Exscan.  The recorder stores MPI_IN_PLACE's counts as the ones that
+ * count (libpmpi-rec/rec.c, normalize_coll), and a rank of the root's group
+ * that passes MPI_PROC_NULL with no counts, so the recorded ones decide
+ * here as the arguments decide there. */
+int simmpi_returns_at_once(const ph_event *ev, int coll, int inter, uint32_t size)
+{
+    unsigned kind = ph_ops[ev->op].kind;
+    int blocking = kind == PH_K_COLL;
+    if (kind != PH_K_COLL && kind != PH_K_ICOLL) /* a communicator's constructor */
+        return 0;
+    int root_here = simmpi_inter_root(ev->root) == COLL_ROOT_HERE;
+    switch (coll) {
+    case SIMMPI_BCAST: case SIMMPI_REDUCE: case SIMMPI_ALLREDUCE: return ev->count == 0;
+    case SIMMPI_SCAN: case SIMMPI_EXSCAN: return blocking && ev->count == 0;
+    case SIMMPI_REDUCE_SCATTER_BLOCK: return ev->rcount == 0;
+    case SIMMPI_REDUCE_SCATTER: return ev->nrbytes >= size && vsum(ev->rbytes_v, size) == 0;
+    case SIMMPI_GATHER: return blocking && (inter && root_here ? ev->rcount : ev->count) == 0;
+    case SIMMPI_SCATTER: return blocking && (inter && root_here ? ev->count : ev->rcount) == 0;
+    case SIMMPI_ALLGATHER:
+        return blocking && (inter ? ev->count == 0 && ev->rcount == 0 : ev->count == 0 || ev->rcount == 0);
+    case SIMMPI_ALLGATHERV: return blocking && !inter && ev->nrbytes >= size && vsum(ev->rbytes_v, size) == 0;
+    case SIMMPI_ALLTOALL: return blocking && !inter && ev->rbytes == 0;
+    default: return 0;
+    }
+}
+
 /* An intercommunicator's collective: coll.c's inter, or -1. */
 static int inter_args_alg(const simmpi_coll_args *a)
 {

@@ -948,37 +948,6 @@ static int copy_v(tctx *t, ins_coll *c, const uint64_t *v, uint32_t n)
     return 0;
 }
 
-/* Open MPI 4.1's MPI layer returns before any collective component runs
- * when a call has nothing to move (ompi/mpi/c/CALL.c, "Do we need to do
- * anything?"): such a call sends nothing and costs nothing.  Barrier,
- * Gatherv, Scatterv, Alltoallv and Alltoallw have no such test, nor the
- * I-forms of Gather, Scatter, Allgather(v), Alltoall(v, w), Scan and
- * Exscan.  The recorder stores MPI_IN_PLACE's counts as the ones that
- * count (libpmpi-rec/rec.c, normalize_coll), and a rank of the root's group
- * that passes MPI_PROC_NULL with no counts, so the recorded ones decide
- * here as the arguments decide there. */
-static int mpi_returns_at_once(const ph_event *ev, int coll, int inter, uint32_t size)
-{
-    unsigned kind = ph_ops[ev->op].kind;
-    int blocking = kind == PH_K_COLL;
-    if (kind != PH_K_COLL && kind != PH_K_ICOLL) /* a communicator's constructor */
-        return 0;
-    int root_here = simmpi_inter_root(ev->root) == COLL_ROOT_HERE;
-    switch (coll) {
-    case SIMMPI_BCAST: case SIMMPI_REDUCE: case SIMMPI_ALLREDUCE: return ev->count == 0;
-    case SIMMPI_SCAN: case SIMMPI_EXSCAN: return blocking && ev->count == 0;
-    case SIMMPI_REDUCE_SCATTER_BLOCK: return ev->rcount == 0;
-    case SIMMPI_REDUCE_SCATTER: return ev->nrbytes >= size && vsum(ev->rbytes_v, size) == 0;
-    case SIMMPI_GATHER: return blocking && (inter && root_here ? ev->rcount : ev->count) == 0;
-    case SIMMPI_SCATTER: return blocking && (inter && root_here ? ev->count : ev->rcount) == 0;
-    case SIMMPI_ALLGATHER:
-        return blocking && (inter ? ev->count == 0 && ev->rcount == 0 : ev->count == 0 || ev->rcount == 0);
-    case SIMMPI_ALLGATHERV: return blocking && !inter && ev->nrbytes >= size && vsum(ev->rbytes_v, size) == 0;
-    case SIMMPI_ALLTOALL: return blocking && !inter && ev->rbytes == 0;
-    default: return 0;
-    }
-}
-
 /* Ialltoallv posts no receive of 0 bytes (libnbc): c->v gains the bytes
  * from each rank after those to each. */
 static __attribute__((noinline, cold)) int nbc_receive_sizes(tctx *t, ins_coll *c)
@@ -1162,7 +1131,7 @@ static __attribute__((noinline, cold)) int build_inter_coll(tctx *t, ins *in, in
                             ci->remote_size, comm);
     }
     in->comm = comm;
-    if (mpi_returns_at_once(ev, coll, 1, c->size))
+    if (simmpi_returns_at_once(ev, coll, 1, c->size))
         return 1;
     /* as coll_sizes, which stays inline in build_coll alone: a Gather's
      * root, a Scatter's receivers and Reduce_scatter_block have their block
@@ -1223,7 +1192,7 @@ static int build_coll(tctx *t, ins *in, int coll, uint32_t comm)
     c->root = t->ev->root >= 0 && (uint32_t)t->ev->root < ci->size ? (uint32_t)t->ev->root : 0;
     in->comm = comm;
     /* coll/self runs a communicator of one rank (tuned declines it): a copy */
-    if (c->size == 1 || mpi_returns_at_once(t->ev, coll, 0, c->size))
+    if (c->size == 1 || simmpi_returns_at_once(t->ev, coll, 0, c->size))
         return 1;
     uint64_t dbytes = 0;
     if (coll_sizes(t, c, &dbytes) < 0)

@@ -185,6 +185,11 @@ int simmpi_inter_rooted(simmpi_coll c);
 /* 0 if root (as simmpi_inter_root gives it) cannot be c's on an
  * intercommunicator whose remote group has remote_size ranks. */
 int simmpi_inter_root_valid(simmpi_coll c, uint32_t root, uint32_t remote_size);
+/* 1 if collective coll of event ev (on an intercommunicator if inter, of
+ * size ranks, the local group's) has nothing to move, so that Open MPI's
+ * MPI layer returns before any collective runs: nothing is sent, nothing
+ * is simulated, nothing exported. */
+int simmpi_returns_at_once(const ph_event *ev, int coll, int inter, uint32_t size);
 /* Calls fn for every message of the collective, rank by rank, round by round,
  * in posting order; receives are reported with dst = the receiver when
  * `recvs` is set, and with bytes = 0 but for a message from an

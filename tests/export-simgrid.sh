@@ -221,6 +221,20 @@ for c in "barrier:barrier" "bcast:bcast 64 1" "reduce:reduce 64 0 1" "allreduce:
   quiet "c-$op"
 done
 
+# Calls with nothing to move: Open MPI's MPI layer returns before any
+# collective runs, phantom predict sends nothing, and the export writes
+# nothing (their computation joins the next action's); on MPI_COMM_WORLD
+# SimGrid would run its algorithm on 0 bytes, and on a sub-communicator
+# the decomposition would send 0-byte messages.
+"$SYNTH" coll "$W/zero" --ranks 4 --op allreduce,bcast,barrier --bytes 0 --root 1 --comp 2000
+ex zero
+printf '2 init\n2 compute 6000\n2 barrier\n2 finalize\n' | acts zero 2
+quiet zero
+"$SYNTH" subcomm "$W/zsub" --ranks 4 --bytes 0 --esize 8 --comp 300
+ex zsub
+printf '0 init\n0 allgather 8 8\n0 allreduce 8 0\n0 compute 300\n0 barrier\n0 finalize\n' | acts zsub 0
+quiet zsub
+
 # Scan has no action: the chain 0 -> 1 -> 2 -> 3, messages in the collective
 # tag slot of MPI_COMM_WORLD (1024 << 16).
 "$SYNTH" coll "$W/scan" --ranks 4 --op scan --bytes 64 --esize 8 --comp 2000
