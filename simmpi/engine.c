@@ -728,7 +728,33 @@ static simtime collect_cost(const sim *s, const req *q)
 
 static void unblock(sim *s, uint32_t rank);
 
-/* A completed request its owner waits for (collected now) or has freed. */
+/* A blocked rank whose nonblocking collective's request completed at t:
+ * its schedules may go on (libnbc's progress runs in the call it is blocked
+ * in), which nbc_run_due does after the event. */
+typedef struct nbc_due {
+    simtime t;
+    uint32_t rank;
+} nbc_due_t;
+
+static __attribute__((noinline, cold)) void nbc_due(sim *s, uint32_t rank, simtime t)
+{
+    if (s->r[rank].state != RK_BLOCKED) /* running: its next call or block goes on with them */
+        return;
+    if (s->nnbc_due == s->capnbc_due) {
+        uint32_t cap = s->capnbc_due ? 2 * s->capnbc_due : 16;
+        nbc_due_t *v = realloc(s->nbc_due, cap * sizeof *v);
+        if (!v) {
+            sim_fail(s, "out of memory");
+            return;
+        }
+        s->nbc_due = v;
+        s->capnbc_due = cap;
+    }
+    s->nbc_due[s->nnbc_due++] = (nbc_due_t){.t = t, .rank = rank};
+}
+
+/* A completed request its owner waits for (collected now), has freed, or
+ * is a nonblocking collective's. */
 static __attribute__((noinline)) void req_done_owned(sim *s, uint32_t qi, simtime t)
 {
     req *q = &s->rq[qi];
@@ -740,6 +766,8 @@ static __attribute__((noinline)) void req_done_owned(sim *s, uint32_t qi, simtim
         q->state |= RS_CHARGED;
         if (--r->nwait == 0)
             unblock(s, q->rank);
+    } else if (q->state & RS_BG) {
+        nbc_due(s, q->rank, t);
     } else {
         req_release(s, qi);
     }
@@ -752,7 +780,7 @@ static inline void req_done(sim *s, uint32_t qi, simtime t)
     req *q = &s->rq[qi];
     q->state |= RS_DONE;
     q->t_done = t;
-    if (q->state & (RS_WAITED | RS_FREED))
+    if (q->state & (RS_WAITED | RS_FREED | RS_BG))
         req_done_owned(s, qi, t);
 }
 
@@ -793,6 +821,8 @@ static simtime spend_credit(sim *s, uint32_t rank, simtime cost)
     return cost - used;
 }
 
+static void nbc_progress_blocked(sim *s, uint32_t rank, simtime t);
+
 /* Wait for every request in reqs: collect the completed ones now, block on
  * the rest.  Returns BLOCKED or DONE. */
 static int wait_reqs(sim *s, uint32_t rank, const uint32_t *reqs, uint32_t n)
@@ -823,6 +853,8 @@ static int wait_reqs(sim *s, uint32_t rank, const uint32_t *reqs, uint32_t n)
         return DONE;
     r->w0 = r->now;
     r->state = RK_BLOCKED;
+    if (__builtin_expect(r->nbc, 0))
+        nbc_progress_blocked(s, rank, r->now); /* libnbc's progress runs in the wait */
     return BLOCKED;
 }
 
@@ -850,13 +882,19 @@ static void release_all(sim *s, const uint32_t *reqs, uint32_t n)
         req_release(s, reqs[i]);
 }
 
-static void wait_set(sim *s, uint32_t rank, const uint32_t **reqs, uint32_t *n)
+/* Inline: unblock is hot (out of line, the I_NBWAIT case cost the 2-rank
+ * LAMMPS prediction 0.8% more instructions). */
+static inline __attribute__((always_inline)) void wait_set(sim *s, uint32_t rank, const uint32_t **reqs,
+                                                           uint32_t *n)
 {
     srank *r = &s->r[rank];
     ins *in = &r->fe.q[r->fe.head];
     if (in->type == I_COLL) {
         *reqs = r->creq;
         *n = r->ncreq;
+    } else if (__builtin_expect(in->type == I_NBWAIT, 0)) {
+        *reqs = in->u.nb->creq;
+        *n = in->u.nb->ncreq;
     } else if (in->type == I_WAIT) {
         *reqs = in->u.w.reqs;
         *n = in->u.w.n;
@@ -942,7 +980,7 @@ static void ev_cts(sim *s, uint32_t mi, simtime t)
  * intercommunicator, the one both sides share).  What is the same for all
  * of the round's (its owner's call, the communicator) the caller reads once. */
 static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, uint32_t ctx, uint32_t world,
-                             int32_t tag, const coll_xfer *x, int send)
+                             int32_t tag, const coll_xfer *x, int send, uint32_t *creq, uint32_t *ncreq)
 {
     uint32_t qi = req_new(s, rank, send ? RQ_SEND : RQ_RECV);
     if (qi == NIL)
@@ -953,7 +991,7 @@ static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, uin
     q->peer = (int32_t)world;
     q->op = r->op;
     q->site = r->site;
-    r->creq[r->ncreq++] = qi;
+    creq[(*ncreq)++] = qi;
     ins_p2p p = {.peer = (int32_t)world, .tag = tag, .bytes = x->bytes, .req = qi};
     if (send)
         post_send(s, rank, &p, ctx, 1, x->sync ? F_SYNC : 0);
@@ -966,16 +1004,17 @@ static inline void coll_post(sim *s, uint32_t rank, srank *r, uint32_t comm, uin
  * shares (each side is a communicator of its own). */
 static __attribute__((noinline, cold)) void coll_post_round_inter(sim *s, uint32_t rank, uint32_t comm,
                                                                   int32_t tag, const ph_comm_info *ci,
-                                                                  const coll_round *cr)
+                                                                  const coll_round *cr, uint32_t *creq,
+                                                                  uint32_t *ncreq)
 {
     srank *r = &s->r[rank];
     uint32_t ctx = p2p_ctx(s, comm);
-    r->ncreq = 0;
+    *ncreq = 0;
     for (uint32_t k = 0; k < cr->nrecv + cr->nsend; k++) {
         int send = k >= cr->nrecv;
         const coll_xfer *x = send ? &cr->send[k - cr->nrecv] : &cr->recv[k];
         int32_t world = x->peer & COLL_REMOTE ? ci->remote[x->peer & ~COLL_REMOTE] : ci->members[x->peer];
-        coll_post(s, rank, r, comm, ctx, (uint32_t)world, tag, x, send);
+        coll_post(s, rank, r, comm, ctx, (uint32_t)world, tag, x, send, creq, ncreq);
     }
 }
 
@@ -986,7 +1025,7 @@ static __attribute__((noinline, cold)) void coll_post_round_inter(sim *s, uint32
  * instructions (callgrind: 438.1 M before the branch, 439.1 M inline,
  * 436.5 M out of line; the 16-rank all-to-all 264.3, 264.9 and 265.7 M). */
 static __attribute__((noinline)) void coll_post_round(sim *s, uint32_t rank, uint32_t comm, int32_t tag,
-                                                      const coll_round *cr)
+                                                      const coll_round *cr, uint32_t *creq, uint32_t *ncreq)
 {
     srank *r = &s->r[rank];
     /* sim_comm without the call: the collective's communicator is known by now */
@@ -994,15 +1033,15 @@ static __attribute__((noinline)) void coll_post_round(sim *s, uint32_t rank, uin
     if (!ci)
         ci = sim_comm(s, comm);
     if (__builtin_expect(ci->remote_size != 0, 0)) {
-        coll_post_round_inter(s, rank, comm, tag, ci, cr);
+        coll_post_round_inter(s, rank, comm, tag, ci, cr, creq, ncreq);
         return;
     }
     const int32_t *members = ci->members;
-    r->ncreq = 0;
+    *ncreq = 0;
     for (uint32_t i = 0; i < cr->nrecv; i++)
-        coll_post(s, rank, r, comm, comm, (uint32_t)members[cr->recv[i].peer], tag, &cr->recv[i], 0);
+        coll_post(s, rank, r, comm, comm, (uint32_t)members[cr->recv[i].peer], tag, &cr->recv[i], 0, creq, ncreq);
     for (uint32_t i = 0; i < cr->nsend; i++)
-        coll_post(s, rank, r, comm, comm, (uint32_t)members[cr->send[i].peer], tag, &cr->send[i], 1);
+        coll_post(s, rank, r, comm, comm, (uint32_t)members[cr->send[i].peer], tag, &cr->send[i], 1, creq, ncreq);
 }
 
 /* Rank r's memo, for collective c: kept from r's last collective if that
@@ -1089,9 +1128,30 @@ static int round_of(sim *s, uint32_t rank, const ins_coll *c, uint32_t k, const 
     return rc;
 }
 
-/* Post round r->round of the collective; DONE when there are no more rounds.
- * A round the front end posted (libnbc's first, in the I-call) is not
- * posted again: only its reduction and copy are still to pay. */
+/* Posts round cr into *creq (grown to fit), its messages tagged tag;
+ * *rcomp: the round's reduction and copy, paid once it completes.  Out of
+ * line: inlined, rank_run's loop took 0.25% more instructions (callgrind,
+ * the 2-rank LAMMPS prediction). */
+static __attribute__((noinline)) int post_round(sim *s, uint32_t rank, uint32_t comm, int32_t tag,
+                                                const coll_round *cr, uint32_t **creq, uint32_t *cap,
+                                                uint32_t *ncreq, simtime *rcomp)
+{
+    uint32_t need = cr->nsend + cr->nrecv;
+    if (need > *cap) {
+        uint32_t *v = realloc(*creq, need * sizeof *v);
+        if (!v)
+            return sim_fail(s, "out of memory");
+        *creq = v;
+        *cap = need;
+    }
+    coll_post_round(s, rank, comm, tag, cr, *creq, ncreq);
+    *rcomp = fs_to_ps(s->pf.gamma_fs, cr->reduce_bytes);
+    if (__builtin_expect(cr->copy_bytes != 0, 0)) /* memory to memory, as the shared-memory transport moves it */
+        *rcomp += fs_to_ps(s->pf.intra.G_fs, cr->copy_bytes);
+    return 0;
+}
+
+/* Post round r->round of the collective; DONE when there are no more rounds. */
 static int coll_start_round(sim *s, uint32_t rank, const ins *in)
 {
     srank *r = &s->r[rank];
@@ -1105,24 +1165,8 @@ static int coll_start_round(sim *s, uint32_t rank, const ins *in)
                         ph_ops[in->op].name, r->round);
     if (rc == 0)
         return DONE;
-    uint32_t need = cr->nsend + cr->nrecv;
-    if (r->round == 0 && (in->flags & F_POSTED))
-        need = 0;
-    if (need > r->capcreq) {
-        uint32_t *v = realloc(r->creq, need * sizeof *v);
-        if (!v)
-            return sim_fail(s, "out of memory");
-        r->creq = v;
-        r->capcreq = need;
-    }
-    if (need)
-        coll_post_round(s, rank, in->comm, in->ctag, cr);
-    else
-        r->ncreq = 0;
-    r->rcomp = fs_to_ps(s->pf.gamma_fs, cr->reduce_bytes);
-    if (__builtin_expect(cr->copy_bytes != 0, 0)) /* memory to memory, as the shared-memory transport moves it */
-        r->rcomp += fs_to_ps(s->pf.intra.G_fs, cr->copy_bytes);
-    return BLOCKED;
+    /* a blocking collective's messages have tag 0 */
+    return post_round(s, rank, in->comm, 0, cr, &r->creq, &r->capcreq, &r->ncreq, &r->rcomp) < 0 ? -1 : BLOCKED;
 }
 
 static inline void coll_end_round(sim *s, srank *r)
@@ -1150,6 +1194,157 @@ static int exec_coll(sim *s, uint32_t rank, const ins *in)
         if (wait_reqs(s, rank, r->creq, r->ncreq) == BLOCKED)
             return BLOCKED;
         coll_end_round(s, r);
+    }
+}
+
+/* ---- nonblocking collectives: libnbc's schedules ------------------------------------------- */
+
+nbc_run *nbc_new(sim *s, const ins_coll *c, uint32_t comm, int32_t tag, uint16_t op, uint32_t site)
+{
+    nbc_run *run = calloc(1, sizeof *run);
+    if (!run) {
+        sim_fail(s, "out of memory");
+        return NULL;
+    }
+    *run = (nbc_run){.c = *c, .comm = comm, .tag = tag, .op = op, .site = site, .next_all = s->nbc_all};
+    if (s->nbc_all)
+        s->nbc_all->prev_all = run;
+    s->nbc_all = run;
+    return run;
+}
+
+static void nbc_free(sim *s, nbc_run *run)
+{
+    if (run->prev_all)
+        run->prev_all->next_all = run->next_all;
+    else
+        s->nbc_all = run->next_all;
+    if (run->next_all)
+        run->next_all->prev_all = run->prev_all;
+    free(run->c.v);
+    free(run->creq);
+    free(run);
+}
+
+/* Posts round run->round at the rank's clock, its messages tagged as the
+ * run's; past the last round the run is done. */
+static int nbc_post_round(sim *s, uint32_t rank, nbc_run *run)
+{
+    int rc = coll_round_get(&run->c, NULL, run->round, &s->cr, s->pf.coll_alg);
+    if (rc < 0)
+        return sim_fail(s, "rank %u: %s: cannot build round %u of the collective", rank, ph_ops[run->op].name,
+                        run->round);
+    run->ncreq = 0;
+    if (rc == 0) {
+        run->done = 1;
+        return 0;
+    }
+    if (post_round(s, rank, run->comm, run->tag, &s->cr, &run->creq, &run->capcreq, &run->ncreq, &run->rcomp) < 0)
+        return -1;
+    for (uint32_t i = 0; i < run->ncreq; i++)
+        s->rq[run->creq[i]].state |= RS_BG;
+    return 0;
+}
+
+/* Every request of the run's round completed by the rank's clock. */
+static int nbc_round_done(const sim *s, const srank *r, const nbc_run *run)
+{
+    for (uint32_t i = 0; i < run->ncreq; i++) {
+        const req *q = &s->rq[run->creq[i]];
+        if (!(q->state & RS_DONE) || q->t_done > r->now)
+            return 0;
+    }
+    return 1;
+}
+
+/* libnbc's progress at the rank's clock: each of its schedules, oldest
+ * first, goes on as far as its completed rounds let it.  A completed round
+ * is collected (o_r a receive not yet collected), its reduction and copy
+ * paid, and the next round posted. */
+static void nbc_progress(sim *s, uint32_t rank)
+{
+    srank *r = &s->r[rank];
+    for (nbc_run **pp = &s->nbc_active[rank]; *pp && !s->failed;) {
+        nbc_run *run = *pp;
+        while (!run->done && nbc_round_done(s, r, run)) {
+            for (uint32_t i = 0; i < run->ncreq; i++) {
+                req *q = &s->rq[run->creq[i]];
+                if (!(q->state & RS_CHARGED)) {
+                    q->state |= RS_CHARGED;
+                    overhead(s, r, collect_cost(s, q));
+                }
+                req_release(s, run->creq[i]);
+            }
+            run->ncreq = 0;
+            if (run->rcomp)
+                overhead(s, r, run->rcomp);
+            run->round++;
+            if (nbc_post_round(s, rank, run) < 0)
+                return;
+        }
+        if (run->done)
+            *pp = run->next;
+        else
+            pp = &run->next;
+    }
+    r->nbc = s->nbc_active[rank] != NULL;
+}
+
+/* The same for a blocked rank at t: its work is overhead inside the block
+ * (wovh); the time before t stays the block's wait. */
+static void nbc_progress_blocked(sim *s, uint32_t rank, simtime t)
+{
+    srank *r = &s->r[rank];
+    if (r->now < t)
+        r->now = t;
+    simtime t0 = r->now;
+    nbc_progress(s, rank);
+    r->wovh += r->now - t0;
+}
+
+/* After an event: the blocked ranks whose schedules it may let go on. */
+static __attribute__((noinline, cold)) void nbc_run_due(sim *s)
+{
+    for (uint32_t i = 0; i < s->nnbc_due && !s->failed; i++) { /* may grow meanwhile */
+        nbc_due_t d = s->nbc_due[i];
+        if (s->r[d.rank].state == RK_BLOCKED)
+            nbc_progress_blocked(s, d.rank, d.t);
+    }
+    s->nnbc_due = 0;
+}
+
+/* The I-call: the run joins the rank's schedules and posts its first round
+ * (NBC_Start_round: libnbc progresses nothing more in the call). */
+static int exec_nbstart(sim *s, uint32_t rank, const ins *in)
+{
+    nbc_run *run = in->u.nb;
+    if (!s->nbc_active && !(s->nbc_active = calloc(s->n, sizeof *s->nbc_active)))
+        return sim_fail(s, "out of memory (%u ranks)", s->n);
+    nbc_run **pp = &s->nbc_active[rank];
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = run;
+    s->r[rank].nbc = 1;
+    return nbc_post_round(s, rank, run) < 0 ? -1 : DONE;
+}
+
+/* The Wait or Test that completed it: block on its round until it is done,
+ * the rank's other schedules going on meanwhile. */
+static int exec_nbwait(sim *s, uint32_t rank, const ins *in)
+{
+    srank *r = &s->r[rank];
+    nbc_run *run = in->u.nb;
+    r->unblocked = 0;
+    for (;;) {
+        nbc_progress(s, rank);
+        if (s->failed)
+            return -1;
+        if (run->done) {
+            nbc_free(s, run);
+            return DONE;
+        }
+        if (wait_reqs(s, rank, run->creq, run->ncreq) == BLOCKED)
+            return BLOCKED;
     }
 }
 
@@ -1261,9 +1456,9 @@ static int exec(sim *s, uint32_t rank, ins *in)
     case I_WAIT: return exec_wait(s, rank, in);
     case I_POLL: return failed_poll(s, r, in);
     case I_PROBE: return exec_probe(s, rank, in);
-    case I_COLL: return exec_coll(s, rank, in); /* an Ixxx's rounds after its first run in its Wait */
-    case I_CSEND: post_send(s, rank, &in->u.p, in->comm, 1, in->flags); return DONE;
-    case I_CRECV: post_recv(s, rank, &in->u.p, in->comm, 1); return DONE;
+    case I_COLL: return exec_coll(s, rank, in);
+    case I_NBSTART: return exec_nbstart(s, rank, in);
+    case I_NBWAIT: return exec_nbwait(s, rank, in);
     case I_END: rank_finish(s, rank, 1); return ENDED;
     default: return DONE;
     }
@@ -1341,6 +1536,12 @@ static void rank_run(sim *s, uint32_t rank)
         if ((in->flags & F_CALL) && !r->comp_done && !r->unblocked) {
             call_start(s, r, in);
             if (in->comp && !may_continue(s, rank))
+                goto queue;
+        }
+        if (__builtin_expect(r->nbc, 0) && (in->flags & F_CALL) && !r->unblocked) { /* libnbc's progress as the call begins */
+            simtime t0 = r->now;
+            nbc_progress(s, rank);
+            if (r->now != t0 && !may_continue(s, rank))
                 goto queue;
         }
         int rc = exec(s, rank, in);
@@ -1426,9 +1627,20 @@ static void run_loop(sim *s)
         s->res->heap_events++;
         switch (ev_type(&e)) {
         case EV_RESUME: rank_run(s, ev_rank(&e)); break;
-        case EV_DELIVER: s->rev[ev_rank(&e)].n--; deliver(s, ref, e.t); break;
+        case EV_DELIVER:
+            s->rev[ev_rank(&e)].n--;
+            deliver(s, ref, e.t);
+            if (s->nnbc_due) /* what completes a nonblocking collective's request */
+                nbc_run_due(s);
+            break;
         case EV_RTS: s->nctl_q--; s->rev[ev_rank(&e)].n--; ev_rts(s, ref, e.t); break;
-        case EV_CTS: s->nctl_q--; s->rev[ev_rank(&e)].n--; ev_cts(s, ref, e.t); break;
+        case EV_CTS:
+            s->nctl_q--;
+            s->rev[ev_rank(&e)].n--;
+            ev_cts(s, ref, e.t);
+            if (s->nnbc_due)
+                nbc_run_due(s);
+            break;
         }
         if (s->nwoken)
             resume_woken(s);
@@ -1747,7 +1959,10 @@ static void teardown(sim *s)
         free(s->comms[i].nbcalls);
     }
     free(s->comms);
-    free(s->icolls); /* its entries are the request maps' (fe_free) */
+    while (s->nbc_all)
+        nbc_free(s, s->nbc_all);
+    free(s->nbc_active);
+    free(s->nbc_due);
     free(s->r);
     free(s->own_node_of);
     free(s->rq);

@@ -119,18 +119,9 @@ void fe_release(fe_rank *f, ins *in)
 
 static int map_id_ok(uint64_t id) { return id && id != MAP_FOREIGN; }
 
-static void free_coll(fe_icoll *ic) /* an FK_ICOLL entry's collective */
+static void free_aux(fe_req *e) /* what an entry owns (an FK_ICOLL's run is the engine's) */
 {
-    if (ic)
-        free(ic->c.u.c.v);
-    free(ic);
-}
-
-static void free_aux(fe_req *e) /* what an entry owns (kind says which) */
-{
-    if (e->kind == FK_ICOLL)
-        free_coll(e->coll);
-    else
+    if (e->kind != FK_ICOLL)
         free(e->pers);
 }
 
@@ -200,7 +191,7 @@ static void ovf_del(fe_rank *f, fe_req *e)
         }
     }
     f->ovf[i].id = 0;
-    f->ovf[i].coll = NULL;
+    f->ovf[i].run = NULL;
     f->ovfused--;
 }
 
@@ -301,7 +292,7 @@ static inline __attribute__((always_inline)) fe_req *map_add(tctx *t, uint64_t i
 static __attribute__((noinline, cold)) void map_del_slow(fe_rank *f, fe_req *e)
 {
     free_aux(e);
-    e->coll = NULL;
+    e->run = NULL;
     if ((uintptr_t)e - (uintptr_t)f->win < (uintptr_t)f->wincap * sizeof *e) {
         e->id = 0;
         f->winused--;
@@ -312,7 +303,7 @@ static __attribute__((noinline, cold)) void map_del_slow(fe_rank *f, fe_req *e)
 
 static void map_del(fe_rank *f, fe_req *e)
 {
-    if (e->coll || (uintptr_t)e - (uintptr_t)f->win >= (uintptr_t)f->wincap * sizeof *e) {
+    if (e->run || (uintptr_t)e - (uintptr_t)f->win >= (uintptr_t)f->wincap * sizeof *e) {
         map_del_slow(f, e);
         return;
     }
@@ -683,78 +674,23 @@ static int emit_coll_copy(tctx *t, const ins *c)
     uint8_t flags = in->flags;
     simtime comp = in->comp;
     *in = *c;
-    in->flags = flags | (c->flags & F_POSTED);
+    in->flags = flags;
     in->comp = comp;
     return 0;
 }
 
-/* A nonblocking collective completed: the wait for its first round, posted
- * in the I-call, then the rest of it.  Both are billed to the I-call's op
- * and site, as the whole collective was before libnbc's first round moved. */
-static int finish_icoll(tctx *t, fe_icoll *ic)
+/* A nonblocking collective completed: its Wait or Test blocks until the
+ * run is done, billed to the I-call's op and site (the run's rounds
+ * advance on their own meanwhile, engine.c). */
+static int finish_icoll(tctx *t, nbc_run *run)
 {
-    if (ic->nposted) {
-        if (emit_wait(t, ic->posted, ic->nposted) < 0)
-            return -1;
-        fe_rank *f = t->f;
-        ins *w = &f->q[(f->head + f->len - 1) & (f->cap - 1)];
-        w->op = ic->c.op;
-        w->site = ic->c.site;
-    }
-    if (emit_coll_copy(t, &ic->c) < 0)
+    ins *in = emit(t, I_NBWAIT);
+    if (!in)
         return -1;
-    ic->c.u.c.v = NULL; /* now owned by the emitted copy */
-    return 0;
-}
-
-/* Takes ic off its rank's list of nonblocking collectives not finished. */
-static void unlist_icoll(sim *s, uint32_t rank, fe_icoll *ic)
-{
-    for (fe_icoll **pp = s->icolls ? &s->icolls[rank] : NULL; pp && *pp; pp = &(*pp)->next)
-        if (*pp == ic) {
-            *pp = ic->next;
-            return;
-        }
-}
-
-/* A nonblocking collective completed: first every one the rank started
- * before it on the same communicator and has not finished, oldest first,
- * then it.  libnbc progresses all of a rank's schedules in whatever call
- * the rank waits in, in the order they started.  Running only the one
- * waited for would deadlock ranks that wait for them in different orders
- * (legal: only starting them is ordered); in start order, every rank runs
- * the schedules of a communicator in one order. */
-static int finish_icolls(tctx *t, fe_icoll *ic)
-{
-    if (ic->finished)
-        return 0;
-    fe_icoll *e = t->s->icolls ? t->s->icolls[t->rank] : NULL;
-    while (e && e != ic) {
-        fe_icoll *next = e->next;
-        if (e->c.comm == ic->c.comm) {
-            unlist_icoll(t->s, t->rank, e);
-            e->finished = 1;
-            if (finish_icoll(t, e) < 0)
-                return -1;
-        }
-        e = next;
-    }
-    unlist_icoll(t->s, t->rank, ic);
-    ic->finished = 1;
-    return finish_icoll(t, ic);
-}
-
-/* Appends ic to its rank's list of nonblocking collectives not finished. */
-static int list_icoll(tctx *t, fe_icoll *ic)
-{
-    sim *s = t->s;
-    if (!s->icolls && !(s->icolls = calloc(s->n, sizeof *s->icolls)))
-        return sim_fail(s, "out of memory (%u ranks)", s->n);
-    fe_icoll **pp = &s->icolls[t->rank];
-    while (*pp)
-        pp = &(*pp)->next;
-    ic->next = NULL;
-    *pp = ic;
+    in->op = run->op;
+    in->site = run->site;
+    in->comm = run->comm;
+    in->u.nb = run;
     return 0;
 }
 
@@ -765,7 +701,7 @@ static inline __attribute__((always_inline)) int complete_one(tctx *t, uint64_t 
     fe_rank *f = t->f;
     if (f->wincap) { /* most: a send or receive in its window slot, posted and known */
         fe_req *w = &f->win[id & (f->wincap - 1)];
-        if (w->id == id && id && w->kind <= FK_RECV && w->ereq != NIL && !w->pending && !w->coll) {
+        if (w->id == id && id && w->kind <= FK_RECV && w->ereq != NIL && !w->pending && !w->run) {
             set[(*n)++] = w->ereq;
             w->id = 0; /* map_del's work for it */
             f->winused--;
@@ -776,7 +712,7 @@ static inline __attribute__((always_inline)) int complete_one(tctx *t, uint64_t 
     if (!e)
         return 0;
     if (e->kind == FK_ICOLL) {
-        int rc = finish_icolls(t, e->coll);
+        int rc = finish_icoll(t, e->run);
         map_del(t->f, map_find(t->f, id));
         return rc;
     }
@@ -883,12 +819,7 @@ static int t_request_free(tctx *t)
         return -1;
     if (e->ereq != NIL)
         req_app_free(t->s, e->ereq);
-    if (e->kind == FK_ICOLL) { /* never finished, as before libnbc's first round moved */
-        unlist_icoll(t->s, t->rank, e->coll);
-        for (uint32_t i = 0; i < e->coll->nposted; i++)
-            req_app_free(t->s, e->coll->posted[i]);
-    }
-    map_del(t->f, e);
+    map_del(t->f, e); /* an FK_ICOLL's run goes on, libnbc's progress too */
     return 0;
 }
 
@@ -1237,61 +1168,6 @@ static int32_t nbc_tag(tctx *t, uint32_t comm, const ins_coll *c)
     return (int32_t)(cc->nbcalls[c->me]++ % INT32_MAX) + 1;
 }
 
-#define NBC_STACK 64 /* a first round among this many ranks is built on the stack */
-
-/* libnbc starts a schedule in the I-call (NBC_Start_round): its first
- * round's receives and sends are posted there, so that the round's eager
- * messages travel while the rank computes.  Its later rounds run in the
- * Wait or Test that completed it (libnbc also progresses them in the rank's
- * other MPI calls in between: not modelled).  An intercommunicator's I-form
- * runs whole at completion.  *out: the entry for its completion. */
-static int nbc_start(tctx *t, const ins *c, fe_icoll **out)
-{
-    sim *s = t->s;
-    coll_xfer stack[2 * NBC_STACK];
-    coll_round cr = {.cap = NBC_STACK, .recv = stack, .send = stack + NBC_STACK};
-    if (c->u.c.size + 4 > NBC_STACK)
-        cr = (coll_round){0};
-    int rc = c->u.c.rsize ? 0 : coll_round_get(&c->u.c, NULL, 0, &cr, s->pf.coll_alg);
-    uint32_t n = rc > 0 ? cr.nrecv + cr.nsend : 0;
-    fe_icoll *started = rc < 0 ? NULL : malloc(sizeof *started + n * sizeof started->posted[0]);
-    if (!started) {
-        rc = -1;
-        goto out;
-    }
-    *out = started;
-    started->c = *c;
-    started->next = NULL;
-    started->finished = 0;
-    started->nposted = 0;
-    if (rc > 0)
-        started->c.flags |= F_POSTED;
-    const int32_t *members = rc > 0 ? sim_comm(s, c->comm)->members : NULL;
-    for (uint32_t k = 0; k < n; k++) {
-        int send = k >= cr.nrecv;
-        const coll_xfer *x = send ? &cr.send[k - cr.nrecv] : &cr.recv[k];
-        int32_t world = members[x->peer];
-        uint32_t q = new_req(t, send ? RQ_SEND : RQ_RECV, world, c->ctag);
-        ins *in = q == NIL ? NULL : emit_p2p(t, send ? I_CSEND : I_CRECV, world, c->ctag, x->bytes, q);
-        if (!in) {
-            rc = -1;
-            break;
-        }
-        s->rq[q].state = RS_COLL;
-        if (x->sync)
-            in->flags |= F_SYNC;
-        started->posted[started->nposted++] = q;
-    }
-out:
-    if (cr.send != stack + NBC_STACK) {
-        free(cr.send);
-        free(cr.recv);
-    }
-    return rc < 0 ? sim_fail(s, "rank %u: event %llu (%s): cannot start its first round", t->rank,
-                             (unsigned long long)t->ev->seq, ph_ops[t->ev->op].name)
-                  : 0;
-}
-
 static int t_coll(tctx *t, int nonblocking)
 {
     const ph_event *ev = t->ev;
@@ -1300,18 +1176,10 @@ static int t_coll(tctx *t, int nonblocking)
     int rc = coll < 0 ? 1 : build_coll(t, &tmp, coll, ev->comm);
     if (rc < 0)
         return -1;
-    if (nonblocking) { /* its first round starts here, the rest when a Wait or Test completes it */
-        fe_icoll *ic = NULL;
-        if (rc == 0 && ((tmp.ctag = nbc_tag(t, ev->comm, &tmp.u.c)) < 0 || nbc_start(t, &tmp, &ic) < 0)) {
-            if (ic)
-                free_coll(ic);
-            else
-                free(tmp.u.c.v);
-            return -1;
-        }
+    if (nonblocking) { /* it starts here and runs on its own until a Wait or Test completes it */
         fe_req *e = map_add(t, ev->newreq, FK_ICOLL);
-        if (!e || (ic && list_icoll(t, ic) < 0)) {
-            free_coll(ic);
+        if (!e) {
+            free(tmp.u.c.v);
             return -1;
         }
         if (rc == 1) { /* nothing to run: complete at once */
@@ -1321,7 +1189,16 @@ static int t_coll(tctx *t, int nonblocking)
             req_null(t->s, e->ereq);
             return 0;
         }
-        e->coll = ic;
+        int32_t tag = nbc_tag(t, ev->comm, &tmp.u.c);
+        nbc_run *run = tag < 0 ? NULL : nbc_new(t->s, &tmp.u.c, tmp.comm, tag, ev->op, ev->site);
+        ins *in = run ? emit(t, I_NBSTART) : NULL;
+        if (!in) {
+            if (!run)
+                free(tmp.u.c.v);
+            return -1;
+        }
+        in->u.nb = run;
+        e->run = run;
         return 0;
     }
     return rc == 1 ? 0 : emit_coll_copy(t, &tmp);

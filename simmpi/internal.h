@@ -41,9 +41,8 @@ enum ins_type {
               * nothing (F_PROBE: o_iprobe); u.w: a Test's requests, inline  */
     I_PROBE, /* block until a matching message's envelope is at the receiver  */
     I_COLL,  /* a collective, decomposed into rounds of point-to-point         */
-    I_CSEND, /* post a send of a collective's round (libnbc's first, at the
-              * I-call; u.p, its tag the schedule's)                          */
-    I_CRECV, /* post a receive of one                                         */
+    I_NBSTART, /* a nonblocking collective starts: its first round (u.nb)   */
+    I_NBWAIT,  /* block until a nonblocking collective is done (u.nb)         */
     I_END,   /* MPI_Finalize (or Abort): the rank's run ends here              */
 };
 
@@ -54,8 +53,6 @@ enum ins_flag {
     F_UNRESOLVED = 8, /* a wildcard receive whose matched source is not yet read  */
     F_PROBE = 16,     /* I_POLL: an Iprobe, not a Test                            */
     F_ALL = 32,       /* I_POLL: a Testall (folds only when all its requests are done) */
-    F_POSTED = 64,    /* I_COLL: its first round was posted at the I-call (I_CSEND,
-                       * I_CRECV) and waited for by the I_WAIT before it */
 };
 
 typedef struct ins_p2p {
@@ -92,18 +89,19 @@ typedef struct ins_coll {
 /* A round's peer in the remote group of an intercommunicator (coll_xfer.peer). */
 #define COLL_REMOTE SIMMPI_REMOTE
 
+struct nbc_run;
+
 typedef struct ins {
     uint8_t type, flags;
     uint16_t op;             /* enum ph_op, for the breakdown */
     uint32_t site;
     uint32_t comm;           /* trace-wide communicator id */
-    int32_t ctag;            /* I_COLL: its messages' tag; 0 for a blocking collective,
-                              * an I-form's schedule number for the others (libnbc's tag) */
     simtime comp;            /* computation before the call (F_CALL) */
     union {
         ins_p2p p;
         ins_wait w;
         ins_coll c;
+        struct nbc_run *nb;  /* I_NBSTART, I_NBWAIT (the engine's, engine.c) */
     } u;
 } ins;
 _Static_assert(sizeof(ins) == 64, "an instruction is one cache line (the ring is aligned)");
@@ -115,6 +113,8 @@ enum req_state {
     RS_POSTED = 1, RS_MATCHED = 2, RS_DONE = 4, RS_WAITED = 8, RS_FREED = 16,
     RS_CHARGED = 32, /* its o_r (receive) or o_iprobe (probe) has been charged */
     RS_COLL = 64,    /* internal to a collective's schedule */
+    RS_BG = 128,     /* a nonblocking collective's: completing it may advance its
+                      * schedule while its rank is blocked (engine.c: nbc_due) */
 };
 
 /* 64 bytes, and the pool is 64-byte aligned: one request, one cache line. */
@@ -186,16 +186,27 @@ typedef struct fe_pers {
     uint64_t bytes;
 } fe_pers;
 
-/* A nonblocking collective between its I-call and the Wait or Test that
- * completed it.  libnbc posts its schedule's first round in the I-call
- * (NBC_Start_round); the rest runs at completion. */
-typedef struct fe_icoll {
-    ins c;               /* the collective (F_POSTED when posted holds its first round) */
-    struct fe_icoll *next; /* the rank's next one started and not yet finished */
-    uint8_t finished;    /* run by the completion of a later one (frontend.c: finish_icolls) */
-    uint32_t nposted;
-    uint32_t posted[];   /* engine requests of its first round */
-} fe_icoll;
+/* A nonblocking collective as Open MPI's libnbc runs it: its first round
+ * posted in the I-call (NBC_Start_round), each next one as soon as the one
+ * before has completed while the rank is in MPI: entering a call, or
+ * blocked in one (libnbc's progress runs in opal_progress), the rank's
+ * schedules oldest first.  The front end makes it (frontend.c: t_coll);
+ * the engine owns it from I_NBSTART and frees it at the I_NBWAIT that finds
+ * it done, or at the end (engine.c). */
+typedef struct nbc_run {
+    ins_coll c;              /* the collective; c.v owned */
+    uint32_t comm;
+    int32_t tag;             /* its messages' own (libnbc tags each schedule) */
+    uint32_t round;          /* the round posted (creq) */
+    uint32_t ncreq, capcreq;
+    uint32_t *creq;          /* its requests */
+    simtime rcomp;           /* the round's reduction and copy, paid once it completes */
+    uint16_t op;             /* the I-call's, which its Wait is billed to */
+    uint32_t site;
+    uint8_t done;
+    struct nbc_run *next;    /* the rank's next one started and not done */
+    struct nbc_run *prev_all, *next_all; /* every run not freed */
+} nbc_run;
 
 /* 32 bytes, and the window is 64-byte aligned: two entries a cache line.
  * Every Isend and Irecv writes one and its Wait reads it again, long after
@@ -205,8 +216,8 @@ typedef struct fe_icoll {
 typedef struct fe_req {
     uint64_t id;         /* trace request id; 0: free slot */
     uint64_t pending;    /* absolute queue index of the unresolved receive + 1 */
-    union {              /* owned, freed with the entry (frontend.c: free_aux) */
-        struct fe_icoll *coll; /* FK_ICOLL: the collective to finish at completion */
+    union {              /* what the entry owns, freed with it (frontend.c: free_aux) */
+        nbc_run *run;    /* FK_ICOLL: the collective's run (the engine's, not the entry's) */
         fe_pers *pers;   /* FK_PSEND, FK_PRECV */
     };
     uint32_t ereq;       /* engine request of the current instance, or NIL */
@@ -272,6 +283,7 @@ typedef struct srank {
     uint32_t nwait;
     uint32_t freerq;     /* this rank's released requests (req.next), or NIL */
     uint8_t state, comp_done, unblocked;
+    uint8_t nbc;         /* nonblocking collectives started and not done (engine.c: nbc_*) */
     uint16_t op;         /* MPI call being executed (accounting) */
     uint32_t site;
     uint32_t round;      /* collective: next round */
@@ -377,9 +389,12 @@ typedef struct sim {
     rank_events *rev;    /* per rank */
     /* communicators */
     comm_cache *comms;
-    fe_icoll **icolls;   /* per rank: its nonblocking collectives started and not yet
-                          * finished, oldest first (frontend.c: finish_icolls); made on
-                          * first use */
+    nbc_run **nbc_active; /* per rank: its nonblocking collectives started and not
+                          * done, oldest first; made on the first one */
+    nbc_run *nbc_all;    /* every run made and not freed (their owner at the end) */
+    struct nbc_due *nbc_due; /* blocked ranks a completion may let advance a
+                          * schedule, after the event (engine.c: nbc_due) */
+    uint32_t nnbc_due, capnbc_due;
     uint32_t ncomms;
     coll_round cr;       /* scratch for one collective round */
     coll_sched *sched;   /* per rank, made on first use (engine.c: sched_open) */
@@ -471,6 +486,9 @@ static inline void fe_pop(sim *s, uint32_t rank)
  * collectives, as Open MPI's forced algorithm reaches the calls they make
  * through the communicator; 0 or NULL: the rule's. */
 int coll_round_get(const ins_coll *c, coll_memo *m, uint32_t k, coll_round *out, const uint8_t *forced);
+/* A nonblocking collective's run (engine.c), for the front end; NULL after
+ * a failure.  It owns c->v from here. */
+nbc_run *nbc_new(sim *s, const ins_coll *c, uint32_t comm, int32_t tag, uint16_t op, uint32_t site);
 /* The algorithm a collective runs: forced (> 0, if it exists) or Open MPI's rule. */
 int coll_alg_resolve(simmpi_coll c, int forced, uint32_t size, uint64_t bytes);
 /* The algorithm a's collective uses (forced, or decided on its bytes); -1

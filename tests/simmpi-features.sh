@@ -65,13 +65,29 @@ expect "iallreduce: libnbc's" "$(q "d['collectives']")" "{'allreduce': {'nbc_bin
 expect "iallreduce: rank 1's send in the I-call" "$(q "d['ranks'][1]['overhead_ps']")" "$(ps $((1000 + 2000)))"
 # A Barrier between the I-call and the Wait: rank 0 enters it after its
 # Wait, rank 1 before (both legal).  Rank 1's receive of the result was
-# posted in the I-call (libnbc's first round has it), so its Barrier takes
-# rank 0's Barrier message (sent after the result: o_s twice), and its Wait
-# then finds the result there.
+# posted in the I-call (libnbc's first round has it).  The result comes
+# while rank 1 waits in its Barrier, and libnbc's progress runs there:
+# rank 1 collects it (o_r) as it comes, at 58,007 ns, then the Barrier's
+# message (sent after the result: o_s twice), there since 59 us.
 "$SYNTH" icoll "$WORK/icb" --ranks 2 --bytes 8 --esize 8 --overlap 50000 --barrier
 predict "$WORK/icb"
 expect "iallreduce around a barrier" "$(q "d['predicted_ps']")" \
-  "$(ps $((50000 + 2000 + 1000 + 1000 + 5000 + 2000 + 2000)))"
+  "$(ps $((50000 + 2000 + 1000 + 7 + 5000 + 2000 + 2000)))"
+# At 4 ranks rank 0's Wait needs rank 2's second round (its part of the
+# reduce), which rank 2 posts as its Barrier begins, as libnbc's progress
+# does; run only in rank 2's Wait, after the Barrier that waits for rank 0,
+# it deadlocked.  Rank 0: takes rank 1's part (52 us) and rank 2's (there
+# at 58,007 ns: 60,007), sends both results (62,007), then its linear
+# Barrier takes three messages and releases three (71,007).  Ranks 1 and 2
+# get their results at 66,014 and 67,014 inside the Barrier (o_r; rank 1
+# sends rank 3's, o_s) and the release at 74,007 and 75,007 (o_r).  Rank
+# 3's release (76,007) takes its NIC before rank 1's message (76,014:
+# rank 0's Barrier posts its rounds at once, before that message is
+# sent), o_r each.
+"$SYNTH" icoll "$WORK/icb4" --ranks 4 --bytes 8 --esize 8 --overlap 50000 --barrier
+predict "$WORK/icb4" || fail "iallreduce around a barrier, 4 ranks: predict"
+expect "iallreduce around a barrier, 4 ranks" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
+  "[$(ps 71007), $(ps 76007), $(ps 77007), $(ps 80007)]"
 # Two Iallreduces: rank 1 sends both its messages in the I-calls (o_s
 # each) and waits for the first; rank 0 waits for the second first.
 # libnbc progresses every schedule in whatever call the rank waits in,

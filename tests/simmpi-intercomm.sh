@@ -145,8 +145,9 @@ expect "rendezvous bcast finishes" "$(finishes)" \
 expect "rendezvous bcast: rank 3 waits for its sender" "$(q "d['ranks'][3]['syn_ps']")" "$(ps $mr)"
 
 # 2b. Nonblocking: the I-forms run in Open MPI's libnbc, straight to and
-#    from the remote ranks, in the Wait that completes them, after the
-#    overlapped computation X (groups of 2; the root is rank 0).
+#    from the remote ranks: the first round in the I-call, before the
+#    overlapped computation X, the rest in the Wait that completes them
+#    (groups of 2; the root is rank 0).
 X=20000
 K=100
 m=$((os + G * (K - 1) + L + or))
@@ -154,17 +155,20 @@ for coll in bcast gather allreduce; do
   "$SYNTH" intercomm "$WORK/i$coll" --ranks 4 --op $coll --bytes $K --comp 0 --nonblocking --overlap $X
 done
 predict "$WORK/ibcast"
-# the root sends to remote ranks 0 and 1 in turn
-expect "ibcast finishes" "$(finishes)" "$(ps $((X + 2 * os))) $(ps $((X + m))) $(ps $X) $(ps $((X + os + m)))"
+# the root sends to remote ranks 0 and 1 in the I-call; they arrive during
+# X, and each remote rank takes its message in its Wait (o_r)
+expect "ibcast finishes" "$(finishes)" "$(ps $((X + 2 * os))) $(ps $((X + or))) $(ps $X) $(ps $((X + or)))"
 predict "$WORK/igather"
-# both remote ranks send to the root at once: it takes the second o_r later
-expect "igather finishes" "$(finishes)" "$(ps $((X + m + or))) $(ps $((X + os))) $(ps $X) $(ps $((X + os)))"
+# both remote ranks send to the root in the I-call: it takes both in its Wait
+expect "igather finishes" "$(finishes)" "$(ps $((X + 2 * or))) $(ps $((X + os))) $(ps $X) $(ps $((X + os)))"
 predict "$WORK/iallreduce"
-# every rank swaps with remote rank 0 (m); each rank 0 takes remote rank
-# 1's data (o_r later), swaps the sums with remote rank 0 (m) and sends
-# remote rank 1 its group's (os, and m to arrive)
+# in the I-call every rank sends to remote rank 0 (os); in the Wait each
+# rank 0 takes remote rank 0's data and remote rank 1's, there since
+# before X (o_r each), swaps the sums with remote rank 0 (os, then m to
+# take the other's) and sends remote rank 1 its group's (os, and m to
+# arrive), which rank 1 has waited for since its I-call
 expect "iallreduce finishes" "$(finishes)" \
-  "$(ps $((X + 2 * m + or + os))) $(ps $((X + 2 * m + or + os))) $(ps $((X + 3 * m + or))) $(ps $((X + 3 * m + or)))"
+  "$(ps $((X + 2 * os + 2 * or + m))) $(ps $((X + 2 * os + 2 * or + m))) $(ps $((X + os + 2 * or + 2 * m))) $(ps $((X + os + 2 * or + 2 * m)))"
 expect "iallreduce: counted as inter" "$(q "d['collectives']")" "{'allreduce': {'inter': 1}}"
 
 # counted TRACE WANT ARGS...: simmpi/synth intercomm TRACE ARGS... has WANT
