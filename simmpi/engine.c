@@ -731,18 +731,18 @@ static void unblock(sim *s, uint32_t rank);
 /* A blocked rank whose nonblocking collective's request completed at t:
  * its schedules may go on (libnbc's progress runs in the call it is blocked
  * in), which nbc_run_due does after the event. */
-typedef struct nbc_due {
+typedef struct due_rank {
     simtime t;
     uint32_t rank;
-} nbc_due_t;
+} due_rank;
 
-static __attribute__((noinline, cold)) void nbc_due(sim *s, uint32_t rank, simtime t)
+static __attribute__((noinline, cold)) void nbc_mark_due(sim *s, uint32_t rank, simtime t)
 {
     if (s->r[rank].state != RK_BLOCKED) /* running: its next call or block goes on with them */
         return;
     if (s->nnbc_due == s->capnbc_due) {
         uint32_t cap = s->capnbc_due ? 2 * s->capnbc_due : 16;
-        nbc_due_t *v = realloc(s->nbc_due, cap * sizeof *v);
+        due_rank *v = realloc(s->nbc_due, cap * sizeof *v);
         if (!v) {
             sim_fail(s, "out of memory");
             return;
@@ -750,7 +750,7 @@ static __attribute__((noinline, cold)) void nbc_due(sim *s, uint32_t rank, simti
         s->nbc_due = v;
         s->capnbc_due = cap;
     }
-    s->nbc_due[s->nnbc_due++] = (nbc_due_t){.t = t, .rank = rank};
+    s->nbc_due[s->nnbc_due++] = (due_rank){.t = t, .rank = rank};
 }
 
 /* A completed request its owner waits for (collected now), has freed, or
@@ -767,7 +767,7 @@ static __attribute__((noinline)) void req_done_owned(sim *s, uint32_t qi, simtim
         if (--r->nwait == 0)
             unblock(s, q->rank);
     } else if (q->state & RS_BG) {
-        nbc_due(s, q->rank, t);
+        nbc_mark_due(s, q->rank, t);
     } else {
         req_release(s, qi);
     }
@@ -1306,7 +1306,7 @@ static void nbc_progress_blocked(sim *s, uint32_t rank, simtime t)
 static __attribute__((noinline, cold)) void nbc_run_due(sim *s)
 {
     for (uint32_t i = 0; i < s->nnbc_due && !s->failed; i++) { /* may grow meanwhile */
-        nbc_due_t d = s->nbc_due[i];
+        due_rank d = s->nbc_due[i];
         if (s->r[d.rank].state == RK_BLOCKED)
             nbc_progress_blocked(s, d.rank, d.t);
     }

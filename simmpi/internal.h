@@ -114,7 +114,7 @@ enum req_state {
     RS_CHARGED = 32, /* its o_r (receive) or o_iprobe (probe) has been charged */
     RS_COLL = 64,    /* internal to a collective's schedule */
     RS_BG = 128,     /* a nonblocking collective's: completing it may advance its
-                      * schedule while its rank is blocked (engine.c: nbc_due) */
+                      * schedule while its rank is blocked (engine.c: nbc_mark_due) */
 };
 
 /* 64 bytes, and the pool is 64-byte aligned: one request, one cache line. */
@@ -392,8 +392,8 @@ typedef struct sim {
     nbc_run **nbc_active; /* per rank: its nonblocking collectives started and not
                           * done, oldest first; made on the first one */
     nbc_run *nbc_all;    /* every run made and not freed (their owner at the end) */
-    struct nbc_due *nbc_due; /* blocked ranks a completion may let advance a
-                          * schedule, after the event (engine.c: nbc_due) */
+    struct due_rank *nbc_due; /* blocked ranks a completion may let advance a
+                          * schedule, after the event (engine.c: nbc_mark_due) */
     uint32_t nnbc_due, capnbc_due;
     uint32_t ncomms;
     coll_round cr;       /* scratch for one collective round */
