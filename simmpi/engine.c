@@ -1538,7 +1538,11 @@ static void rank_run(sim *s, uint32_t rank)
             if (in->comp && !may_continue(s, rank))
                 goto queue;
         }
-        if (__builtin_expect(r->nbc, 0) && (in->flags & F_CALL) && !r->unblocked) { /* libnbc's progress as the call begins */
+        /* libnbc's progress runs where Open MPI polls: in a Test or Iprobe
+         * that finds nothing (one opal_progress), and in any call while it
+         * waits (wait_reqs).  A call that completes at once, an eager Send
+         * or a Wait on a finished request, progresses nothing. */
+        if (__builtin_expect(r->nbc, 0) && in->type == I_POLL && (in->flags & F_CALL) && !r->unblocked) {
             simtime t0 = r->now;
             nbc_progress(s, rank);
             if (r->now != t0 && !may_continue(s, rank))

@@ -188,9 +188,9 @@ typedef struct fe_pers {
 
 /* A nonblocking collective as Open MPI's libnbc runs it: its first round
  * posted in the I-call (NBC_Start_round), each next one as soon as the one
- * before has completed while the rank is in MPI: entering a call, or
- * blocked in one (libnbc's progress runs in opal_progress), the rank's
- * schedules oldest first.  The front end makes it (frontend.c: t_coll);
+ * before has completed where Open MPI polls: a Test or Iprobe that finds
+ * nothing, or any call while it waits (libnbc's progress runs in
+ * opal_progress), the rank's schedules oldest first.  The front end makes it (frontend.c: t_coll);
  * the engine owns it from I_NBSTART and frees it at the I_NBWAIT that finds
  * it done, or at the end (engine.c). */
 typedef struct nbc_run {

@@ -37,7 +37,11 @@
  *   subcomm     Comm_split even/odd, Allreduce on each half, Barrier on world
  *   icoll       Iallreduce of K bytes, compute --overlap, Wait (all ranks);
  *               --barrier: a Barrier after the Wait on rank 0, before it on
- *               the others (legal: only starting them is ordered)
+ *               the others (legal: only starting them is ordered);
+ *               --op test: rank 0 calls a Test of it that fails halfway
+ *               through the computation; --op send: an eager Send of K
+ *               bytes to rank 1 there instead, which rank 1 receives after
+ *               its Wait
  *   icolls      two Iallreduces of K bytes, compute --overlap, their Waits:
  *               rank 0 the second first, the others in order
  *   sendrecv    ranks 0 and 1 swap K bytes with one Sendrecv each
@@ -568,11 +572,28 @@ static void k_icoll(const opts *o, W *w)
     w->nreq++;
     ph_status s = {.source = PH_NO_RANK};
     int barrier_first = o->barrier && w->rank != 0;
+    int mid = !o->op ? 0 : !strcmp(o->op, "test") ? 1 : !strcmp(o->op, "send") ? 2 : -1;
+    if (mid < 0)
+        die("--op: test or send");
+    uint64_t before_wait = barrier_first ? 0 : o->overlap;
+    if (mid && w->rank == 0) { /* halfway through the computation */
+        if (mid == 1) {
+            ph_event e = ev0(PH_OP_TEST);
+            e.nreqs = 1;
+            e.reqs = &id;
+            e.flag = 0;
+            put(w, &e, before_wait / 2);
+        } else
+            send_(w, PH_OP_SEND, 1, 1, o->bytes, before_wait / 2);
+        before_wait -= before_wait / 2;
+    }
     if (barrier_first)
         coll(w, PH_OP_BARRIER, 0, 0, 1, 0, o->overlap);
-    waitall(w, &id, &s, 1, barrier_first ? 0 : o->overlap);
+    waitall(w, &id, &s, 1, before_wait);
     if (o->barrier && !barrier_first)
         coll(w, PH_OP_BARRIER, 0, 0, 1, 0, 0);
+    if (mid == 2 && w->rank == 1)
+        recv_(w, 0, 1, o->bytes, 0);
 }
 
 static void k_icolls(const opts *o, W *w)

@@ -68,7 +68,7 @@ meta p2p fuzz_reader: meta: 4 ranks, 1 communicators, 47 call sites
 meta stencil fuzz_reader: meta: 4 ranks, 1 communicators, 8 call sites
 meta timed fuzz_reader: meta: 4 ranks, 1 communicators, 7 call sites
 meta unknown fuzz_reader: meta: 4 ranks, 1 communicators, 3 call sites
-predict collectives fuzz_predict: predicted 385221991 ps, 160 events, 0 stuck
+predict collectives fuzz_predict: predicted 386745492 ps, 160 events, 0 stuck
 predict comms fuzz_predict: predicted 242982037 ps, 189 events, 0 stuck
 predict fault-loop fuzz_predict: predicted 436389504 ps, 2412 events, 0 stuck
 predict intercoll fuzz_predict: predicted 163890468 ps, 72 events, 0 stuck

@@ -74,20 +74,38 @@ predict "$WORK/icb"
 expect "iallreduce around a barrier" "$(q "d['predicted_ps']")" \
   "$(ps $((50000 + 2000 + 1000 + 7 + 5000 + 2000 + 2000)))"
 # At 4 ranks rank 0's Wait needs rank 2's second round (its part of the
-# reduce), which rank 2 posts as its Barrier begins, as libnbc's progress
-# does; run only in rank 2's Wait, after the Barrier that waits for rank 0,
-# it deadlocked.  Rank 0: takes rank 1's part (52 us) and rank 2's (there
-# at 58,007 ns: 60,007), sends both results (62,007), then its linear
-# Barrier takes three messages and releases three (71,007).  Ranks 1 and 2
-# get their results at 66,014 and 67,014 inside the Barrier (o_r; rank 1
-# sends rank 3's, o_s) and the release at 74,007 and 75,007 (o_r).  Rank
-# 3's release (76,007) takes its NIC before rank 1's message (76,014:
+# reduce), which rank 2 posts inside its Barrier, as libnbc's progress
+# does once the Barrier waits; run only in rank 2's Wait, after the
+# Barrier that waits for rank 0, it deadlocked.  Rank 2 at 50 us sends its
+# Barrier message (o_s), then, waiting, takes rank 3's part (o_r) and sends
+# its own (o_s): there at 59,007 ns.  Rank 0: takes rank 1's part (52 us)
+# and rank 2's (61,007), sends both results (63,007), then its linear
+# Barrier takes three messages and releases three (72,007).  Ranks 1 and 2
+# get their results at 67,014 and 68,014 inside the Barrier (o_r; rank 1
+# sends rank 3's, o_s) and the release at 75,007 and 76,007 (o_r).  Rank
+# 3's release (77,007) takes its NIC before rank 1's message (77,014:
 # rank 0's Barrier posts its rounds at once, before that message is
 # sent), o_r each.
 "$SYNTH" icoll "$WORK/icb4" --ranks 4 --bytes 8 --esize 8 --overlap 50000 --barrier
 predict "$WORK/icb4" || fail "iallreduce around a barrier, 4 ranks: predict"
 expect "iallreduce around a barrier, 4 ranks" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
-  "[$(ps 71007), $(ps 76007), $(ps 77007), $(ps 80007)]"
+  "[$(ps 72007), $(ps 77007), $(ps 78007), $(ps 81007)]"
+# libnbc's progress runs where Open MPI polls, not in every call.  Rank 0
+# calls a Test of the Iallreduce halfway (25 us) that fails: its
+# opal_progress takes rank 1's part (o_r) and sends the result (o_s), and
+# the Test costs o_poll; rank 1 has it at 33,007 ns, long before its Wait
+# (51 us; o_r).  An eager Send there instead (to rank 1, which receives it
+# after its Wait) completes at once and progresses nothing: the result
+# leaves in rank 0's Wait (51 us: o_r, o_s), rank 1 takes it (61,007) and
+# then the Send's message (o_r).
+"$SYNTH" icoll "$WORK/ict" --ranks 2 --bytes 8 --esize 8 --overlap 50000 --op test
+predict "$WORK/ict"
+expect "iallreduce: a failed Test progresses it" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
+  "[$(ps $((50000 + 2000 + 1000 + 100))), $(ps $((50000 + 1000 + 2000)))]"
+"$SYNTH" icoll "$WORK/ice" --ranks 2 --bytes 8 --esize 8 --overlap 50000 --op send
+predict "$WORK/ice"
+expect "iallreduce: an eager Send does not progress it" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
+  "[$(ps $((50000 + 1000 + 2000 + 1000))), $(ps $((50000 + 1000 + 2000 + 1000 + 7 + 5000 + 2000 + 2000)))]"
 # Two Iallreduces: rank 1 sends both its messages in the I-calls (o_s
 # each) and waits for the first; rank 0 waits for the second first.
 # libnbc progresses every schedule in whatever call the rank waits in,
