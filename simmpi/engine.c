@@ -1429,10 +1429,16 @@ static int probe_would_succeed(sim *s, uint32_t rank, const ins *in)
  * Test whose requests the simulation has completed, or an Iprobe whose
  * message is in, is folded: it costs nothing, as the target would not have
  * polled again (the successful Test or Iprobe the trace has later still
- * costs what it costs). */
+ * costs what it costs).  A Test of one nonblocking collective folds when
+ * its schedule is done by the Test's end, unless the Test's own progress
+ * posted one of its rounds: libnbc's progress (NBC_Progress) either
+ * completes a schedule whose last round has completed or posts the next
+ * round, so such a schedule's request completes only at a later progress,
+ * and the Test fails under Open MPI too. */
 static int failed_poll(sim *s, srank *r, const ins *in)
 {
     int found = in->flags & F_PROBE ? probe_would_succeed(s, (uint32_t)(r - s->r), in)
+                : in->flags & F_NBC ? in->u.nb->done && !(in->flags & F_NBC_LATE)
                                     : test_would_succeed(s, r, in);
     if (found) {
         s->res->folded_polls++;
@@ -1542,9 +1548,13 @@ static void rank_run(sim *s, uint32_t rank)
          * that finds nothing (one opal_progress), and in any call while it
          * waits (wait_reqs).  A call that completes at once, an eager Send
          * or a Wait on a finished request, progresses nothing. */
-        if (__builtin_expect(r->nbc, 0) && in->type == I_POLL && (in->flags & F_CALL) && !r->unblocked) {
+        if (__builtin_expect(r->nbc, 0) && in->type == I_POLL && (in->flags & F_CALL) && !r->unblocked &&
+            !((in->flags & F_NBC) && in->u.nb->done)) { /* a Test of a finished one returns at once */
             simtime t0 = r->now;
+            uint32_t round0 = in->flags & F_NBC ? in->u.nb->round : 0;
             nbc_progress(s, rank);
+            if ((in->flags & F_NBC) && in->u.nb->done && in->u.nb->round > round0 + 1)
+                in->flags |= F_NBC_LATE;
             if (r->now != t0 && !may_continue(s, rank))
                 goto queue;
         }

@@ -733,10 +733,12 @@ static inline __attribute__((always_inline)) int complete_one(tctx *t, uint64_t 
 /* A Test that completed nothing.  The engine charges it o_poll, unless the
  * requests it names have completed in the simulation by then (all of them
  * for Testall, one for the others): on the target that Test would have
- * succeeded, and the program's loop would not have polled again.  Tests
- * of more than three requests, or of requests the engine does not hold (a
- * nonblocking collective, a wildcard receive not yet resolved), are always
- * charged. */
+ * succeeded, and the program's loop would not have polled again.  A Test
+ * of one nonblocking collective folds when its schedule is done, unless
+ * the Test's own progress posted one of its rounds (engine.c).  Tests of
+ * more than three requests, or of requests the engine does not hold (a
+ * nonblocking collective among others, a wildcard receive not yet
+ * resolved), are always charged. */
 static int emit_failed_test(tctx *t, unsigned kind)
 {
     const ph_event *ev = t->ev;
@@ -745,6 +747,14 @@ static int emit_failed_test(tctx *t, unsigned kind)
         return -1;
     if (ev->nreqs > 3)
         return 0;
+    if (ev->nreqs == 1) {
+        const fe_req *e = map_find(t->f, ev->reqs[0]);
+        if (e && e->kind == FK_ICOLL && e->run) { /* the run lives until its I_NBWAIT, after this */
+            in->flags |= F_NBC;
+            in->u.nb = e->run;
+            return 0;
+        }
+    }
     uint32_t n = 0;
     for (uint32_t i = 0; i < ev->nreqs; i++) {
         const fe_req *e = map_find(t->f, ev->reqs[i]);

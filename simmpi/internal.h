@@ -53,6 +53,10 @@ enum ins_flag {
     F_UNRESOLVED = 8, /* a wildcard receive whose matched source is not yet read  */
     F_PROBE = 16,     /* I_POLL: an Iprobe, not a Test                            */
     F_ALL = 32,       /* I_POLL: a Testall (folds only when all its requests are done) */
+    F_NBC = 64,       /* I_POLL: a Test of one nonblocking collective, u.nb (folds
+                       * when its schedule is done, unless F_NBC_LATE) */
+    F_NBC_LATE = 128, /* I_POLL with F_NBC: the Test's own progress posted a round
+                       * of the schedule, which Open MPI completes only later */
 };
 
 typedef struct ins_p2p {
@@ -101,7 +105,7 @@ typedef struct ins {
         ins_p2p p;
         ins_wait w;
         ins_coll c;
-        struct nbc_run *nb;  /* I_NBSTART, I_NBWAIT (the engine's, engine.c) */
+        struct nbc_run *nb;  /* I_NBSTART, I_NBWAIT, I_POLL with F_NBC (the engine's, engine.c) */
     } u;
 } ins;
 _Static_assert(sizeof(ins) == 64, "an instruction is one cache line (the ring is aligned)");

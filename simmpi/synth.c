@@ -39,7 +39,8 @@
  *               --barrier: a Barrier after the Wait on rank 0, before it on
  *               the others (legal: only starting them is ordered);
  *               --op test: rank 0 calls a Test of it that fails halfway
- *               through the computation; --op send: an eager Send of K
+ *               through the computation (--op tests: another at three
+ *               quarters, and rank 1 one there); --op send: an eager Send of K
  *               bytes to rank 1 there instead, which rank 1 receives after
  *               its Wait
  *   icolls      two Iallreduces of K bytes, compute --overlap, their Waits:
@@ -572,20 +573,34 @@ static void k_icoll(const opts *o, W *w)
     w->nreq++;
     ph_status s = {.source = PH_NO_RANK};
     int barrier_first = o->barrier && w->rank != 0;
-    int mid = !o->op ? 0 : !strcmp(o->op, "test") ? 1 : !strcmp(o->op, "send") ? 2 : -1;
+    int mid = !o->op                    ? 0
+              : !strcmp(o->op, "test")  ? 1
+              : !strcmp(o->op, "send")  ? 2
+              : !strcmp(o->op, "tests") ? 3
+                                        : -1;
     if (mid < 0)
-        die("--op: test or send");
+        die("--op: test, tests or send");
     uint64_t before_wait = barrier_first ? 0 : o->overlap;
     if (mid && w->rank == 0) { /* halfway through the computation */
-        if (mid == 1) {
+        uint64_t half = before_wait / 2, quarter = half / 2;
+        if (mid == 2)
+            send_(w, PH_OP_SEND, 1, 1, o->bytes, half);
+        for (int i = 0; i < (mid == 3 ? 2 : mid == 1); i++) {
             ph_event e = ev0(PH_OP_TEST);
             e.nreqs = 1;
             e.reqs = &id;
             e.flag = 0;
-            put(w, &e, before_wait / 2);
-        } else
-            send_(w, PH_OP_SEND, 1, 1, o->bytes, before_wait / 2);
-        before_wait -= before_wait / 2;
+            put(w, &e, i ? quarter : half);
+        }
+        before_wait -= half + (mid == 3 ? quarter : 0);
+    } else if (mid == 3 && w->rank == 1) { /* one at three quarters */
+        uint64_t at = before_wait / 2 + before_wait / 4;
+        ph_event e = ev0(PH_OP_TEST);
+        e.nreqs = 1;
+        e.reqs = &id;
+        e.flag = 0;
+        put(w, &e, at);
+        before_wait -= at;
     }
     if (barrier_first)
         coll(w, PH_OP_BARRIER, 0, 0, 1, 0, o->overlap);

@@ -102,6 +102,18 @@ expect "iallreduce around a barrier, 4 ranks" "$(q "[r['finish_ps'] for r in d['
 predict "$WORK/ict"
 expect "iallreduce: a failed Test progresses it" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
   "[$(ps $((50000 + 2000 + 1000 + 100))), $(ps $((50000 + 1000 + 2000)))]"
+# A second failed Test on rank 0, at 37.5 us, finds the schedule done
+# before it (its last send was out by 28 us): on the target it would have
+# succeeded, so it folds and costs nothing.  The first, whose progress
+# posted that send, failed as under Open MPI (libnbc completes a schedule
+# at the progress after its last round's) and costs o_poll.  Rank 1's
+# failed Test at 38.5 us takes the result (o_r), which completes its
+# schedule's only round: under Open MPI that Test succeeds, so it folds.
+"$SYNTH" icoll "$WORK/ict2" --ranks 2 --bytes 8 --esize 8 --overlap 50000 --op tests
+predict "$WORK/ict2"
+expect "iallreduce: Tests that would succeed fold" \
+  "$(q "[[r['finish_ps'] for r in d['ranks']], d['simulator']['failed_polls'], d['simulator']['folded_polls'], d['ops']['MPI_Test']['overhead_ps']]")" \
+  "[[$(ps $((50000 + 2000 + 1000 + 100))), $(ps $((50000 + 1000 + 2000)))], 1, 2, $(ps $((2000 + 1000 + 100 + 2000)))]"
 "$SYNTH" icoll "$WORK/ice" --ranks 2 --bytes 8 --esize 8 --overlap 50000 --op send
 predict "$WORK/ice"
 expect "iallreduce: an eager Send does not progress it" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
