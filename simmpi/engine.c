@@ -1258,10 +1258,11 @@ static int nbc_round_done(const sim *s, const srank *r, const nbc_run *run)
 }
 
 /* libnbc's progress at the rank's clock: each of its schedules, oldest
- * first, goes on as far as its completed rounds let it.  A completed round
- * is collected (o_r a receive not yet collected), its reduction and copy
- * paid, and the next round posted. */
-static void nbc_progress(sim *s, uint32_t rank)
+ * first, goes on as far as its completed rounds let it (once: one step,
+ * as one opal_progress call makes).  A completed round is collected (o_r a
+ * receive not yet collected), its reduction and copy paid, and the next
+ * round posted, or the schedule is done. */
+static void nbc_progress(sim *s, uint32_t rank, int once)
 {
     srank *r = &s->r[rank];
     for (nbc_run **pp = &s->nbc_active[rank]; *pp && !s->failed;) {
@@ -1281,6 +1282,8 @@ static void nbc_progress(sim *s, uint32_t rank)
             run->round++;
             if (nbc_post_round(s, rank, run) < 0)
                 return;
+            if (once)
+                break;
         }
         if (run->done)
             *pp = run->next;
@@ -1298,7 +1301,7 @@ static void nbc_progress_blocked(sim *s, uint32_t rank, simtime t)
     if (r->now < t)
         r->now = t;
     simtime t0 = r->now;
-    nbc_progress(s, rank);
+    nbc_progress(s, rank, 0); /* opal_progress runs over and over in a wait */
     r->wovh += r->now - t0;
 }
 
@@ -1336,7 +1339,7 @@ static int exec_nbwait(sim *s, uint32_t rank, const ins *in)
     nbc_run *run = in->u.nb;
     r->unblocked = 0;
     for (;;) {
-        nbc_progress(s, rank);
+        nbc_progress(s, rank, 0);
         if (s->failed)
             return -1;
         if (run->done) {
@@ -1430,15 +1433,13 @@ static int probe_would_succeed(sim *s, uint32_t rank, const ins *in)
  * message is in, is folded: it costs nothing, as the target would not have
  * polled again (the successful Test or Iprobe the trace has later still
  * costs what it costs).  A Test of one nonblocking collective folds when
- * its schedule is done by the Test's end, unless the Test's own progress
- * posted one of its rounds: libnbc's progress (NBC_Progress) either
- * completes a schedule whose last round has completed or posts the next
- * round, so such a schedule's request completes only at a later progress,
- * and the Test fails under Open MPI too. */
+ * its schedule is done by the Test's end: before it, or by the one step of
+ * libnbc's progress in it, as Open MPI's Test checks again after its
+ * opal_progress. */
 static int failed_poll(sim *s, srank *r, const ins *in)
 {
     int found = in->flags & F_PROBE ? probe_would_succeed(s, (uint32_t)(r - s->r), in)
-                : in->flags & F_NBC ? in->u.nb->done && !(in->flags & F_NBC_LATE)
+                : in->flags & F_NBC ? in->u.nb->done
                                     : test_would_succeed(s, r, in);
     if (found) {
         s->res->folded_polls++;
@@ -1544,17 +1545,16 @@ static void rank_run(sim *s, uint32_t rank)
             if (in->comp && !may_continue(s, rank))
                 goto queue;
         }
-        /* libnbc's progress runs where Open MPI polls: in a Test or Iprobe
-         * that finds nothing (one opal_progress), and in any call while it
-         * waits (wait_reqs).  A call that completes at once, an eager Send
-         * or a Wait on a finished request, progresses nothing. */
+        /* libnbc's progress runs where Open MPI polls: one step (one
+         * opal_progress) in a Test or Iprobe that finds nothing, unless it
+         * tests a schedule already done, and over and over in any call
+         * while it waits (wait_reqs).  A call that completes at once, an
+         * eager Send or a Wait on a finished request, progresses nothing. */
         if (__builtin_expect(r->nbc, 0) && in->type == I_POLL && (in->flags & F_CALL) && !r->unblocked &&
-            !((in->flags & F_NBC) && in->u.nb->done)) { /* a Test of a finished one returns at once */
+            !(in->flags & F_POLLED) && !((in->flags & F_NBC) && in->u.nb->done)) {
+            in->flags |= F_POLLED; /* once, should the rank yield here and come back */
             simtime t0 = r->now;
-            uint32_t round0 = in->flags & F_NBC ? in->u.nb->round : 0;
-            nbc_progress(s, rank);
-            if ((in->flags & F_NBC) && in->u.nb->done && in->u.nb->round > round0 + 1)
-                in->flags |= F_NBC_LATE;
+            nbc_progress(s, rank, 1);
             if (r->now != t0 && !may_continue(s, rank))
                 goto queue;
         }

@@ -734,8 +734,8 @@ static inline __attribute__((always_inline)) int complete_one(tctx *t, uint64_t 
  * requests it names have completed in the simulation by then (all of them
  * for Testall, one for the others): on the target that Test would have
  * succeeded, and the program's loop would not have polled again.  A Test
- * of one nonblocking collective folds when its schedule is done, unless
- * the Test's own progress posted one of its rounds (engine.c).  Tests of
+ * of one nonblocking collective folds when its schedule is done by the
+ * Test's end (engine.c).  Tests of
  * more than three requests, or of requests the engine does not hold (a
  * nonblocking collective among others, a wildcard receive not yet
  * resolved), are always charged. */

@@ -54,9 +54,8 @@ enum ins_flag {
     F_PROBE = 16,     /* I_POLL: an Iprobe, not a Test                            */
     F_ALL = 32,       /* I_POLL: a Testall (folds only when all its requests are done) */
     F_NBC = 64,       /* I_POLL: a Test of one nonblocking collective, u.nb (folds
-                       * when its schedule is done, unless F_NBC_LATE) */
-    F_NBC_LATE = 128, /* I_POLL with F_NBC: the Test's own progress posted a round
-                       * of the schedule, which Open MPI completes only later */
+                       * when its schedule is done) */
+    F_POLLED = 128,   /* I_POLL: libnbc's progress has run in it (one step) */
 };
 
 typedef struct ins_p2p {

@@ -102,13 +102,14 @@ expect "iallreduce around a barrier, 4 ranks" "$(q "[r['finish_ps'] for r in d['
 predict "$WORK/ict"
 expect "iallreduce: a failed Test progresses it" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
   "[$(ps $((50000 + 2000 + 1000 + 100))), $(ps $((50000 + 1000 + 2000)))]"
-# A second failed Test on rank 0, at 37.5 us, finds the schedule done
-# before it (its last send was out by 28 us): on the target it would have
-# succeeded, so it folds and costs nothing.  The first, whose progress
-# posted that send, failed as under Open MPI (libnbc completes a schedule
-# at the progress after its last round's) and costs o_poll.  Rank 1's
-# failed Test at 38.5 us takes the result (o_r), which completes its
-# schedule's only round: under Open MPI that Test succeeds, so it folds.
+# A failed Test runs one step of libnbc's progress, as one opal_progress
+# call does: the first on rank 0 takes rank 1's part and posts the result's
+# send, and the schedule is not done, so it fails as recorded (o_poll).
+# The second, at 37.5 us, finds that send out (since 28 us) and completes
+# the schedule; Open MPI's Test, checking again after its progress, would
+# succeed, so it folds and costs nothing.  Rank 1's failed Test at 38.5 us
+# takes the result (o_r), which completes its schedule's only round: it
+# folds too.
 "$SYNTH" icoll "$WORK/ict2" --ranks 2 --bytes 8 --esize 8 --overlap 50000 --op tests
 predict "$WORK/ict2"
 expect "iallreduce: Tests that would succeed fold" \
