@@ -40,7 +40,9 @@
  *               the others (legal: only starting them is ordered);
  *               --op test: rank 0 calls a Test of it that fails halfway
  *               through the computation (--op tests: another at three
- *               quarters, and rank 1 one there); --op send: an eager Send of K
+ *               quarters, and rank 1 one there; --op early: the others
+ *               one at a quarter, rank 0 one at three quarters); --op
+ *               send: an eager Send of K
  *               bytes to rank 1 there instead, which rank 1 receives after
  *               its Wait
  *   icolls      two Iallreduces of K bytes, compute --overlap, their Waits:
@@ -566,6 +568,15 @@ static void k_intercomm(const opts *o, W *w, const uint32_t *sides)
     }
 }
 
+static void failed_test(W *w, const uint64_t *id, uint64_t comp)
+{
+    ph_event e = ev0(PH_OP_TEST);
+    e.nreqs = 1;
+    e.reqs = id;
+    e.flag = 0;
+    put(w, &e, comp);
+}
+
 static void k_icoll(const opts *o, W *w)
 {
     uint64_t id = w->nreq + 1;
@@ -577,31 +588,23 @@ static void k_icoll(const opts *o, W *w)
               : !strcmp(o->op, "test")  ? 1
               : !strcmp(o->op, "send")  ? 2
               : !strcmp(o->op, "tests") ? 3
+              : !strcmp(o->op, "early") ? 4
                                         : -1;
     if (mid < 0)
-        die("--op: test, tests or send");
-    uint64_t before_wait = barrier_first ? 0 : o->overlap;
-    if (mid && w->rank == 0) { /* halfway through the computation */
-        uint64_t half = before_wait / 2, quarter = half / 2;
-        if (mid == 2)
-            send_(w, PH_OP_SEND, 1, 1, o->bytes, half);
-        for (int i = 0; i < (mid == 3 ? 2 : mid == 1); i++) {
-            ph_event e = ev0(PH_OP_TEST);
-            e.nreqs = 1;
-            e.reqs = &id;
-            e.flag = 0;
-            put(w, &e, i ? quarter : half);
-        }
-        before_wait -= half + (mid == 3 ? quarter : 0);
-    } else if (mid == 3 && w->rank == 1) { /* one at three quarters */
-        uint64_t at = before_wait / 2 + before_wait / 4;
-        ph_event e = ev0(PH_OP_TEST);
-        e.nreqs = 1;
-        e.reqs = &id;
-        e.flag = 0;
-        put(w, &e, at);
-        before_wait -= at;
-    }
+        die("--op: test, tests, early or send");
+    uint64_t before_wait = barrier_first ? 0 : o->overlap, spent = 0;
+    uint64_t half = before_wait / 2, quarter = before_wait / 4;
+    if (w->rank == 0 && mid == 2)
+        send_(w, PH_OP_SEND, 1, 1, o->bytes, spent = half);
+    if (w->rank == 0 && (mid == 1 || mid == 3))
+        failed_test(w, &id, spent = half);
+    if (w->rank == 0 && mid == 3)
+        failed_test(w, &id, quarter), spent += quarter;
+    if (w->rank == 1 && mid == 3)
+        failed_test(w, &id, spent = half + quarter);
+    if (mid == 4)
+        failed_test(w, &id, spent = w->rank == 0 ? half + quarter : quarter);
+    before_wait -= spent;
     if (barrier_first)
         coll(w, PH_OP_BARRIER, 0, 0, 1, 0, o->overlap);
     waitall(w, &id, &s, 1, before_wait);

@@ -115,6 +115,20 @@ predict "$WORK/ict2"
 expect "iallreduce: Tests that would succeed fold" \
   "$(q "[[r['finish_ps'] for r in d['ranks']], d['simulator']['failed_polls'], d['simulator']['folded_polls'], d['ops']['MPI_Test']['overhead_ps']]")" \
   "[[$(ps $((50000 + 2000 + 1000 + 100))), $(ps $((50000 + 1000 + 2000)))], 1, 2, $(ps $((2000 + 1000 + 100 + 2000)))]"
+# One step a poll, at 4 ranks: ranks 1-3 fail a Test at a quarter (rank
+# 2's takes rank 3's part, o_r, and sends its own to rank 0, o_s, there at
+# 20,507 ns), rank 0 at three quarters (37.5 us).  Rank 0's one step takes
+# rank 1's part (o_r) and posts the receive of rank 2's, which is in; the
+# next step is its Wait's (52.1 us): o_r, then the results to ranks 1 and
+# 2 (o_s each: 56.1 us).  Rank 1 takes its result at 60,107 (o_r) and
+# sends rank 3's (o_s: 63,107); rank 2 takes its at 61,107 (o_r); rank 3
+# its at 68,114 (o_r).  Stepping on as far as completed rounds go in rank
+# 0's Test would send the results 12.6 us earlier.
+"$SYNTH" icoll "$WORK/icx" --ranks 4 --bytes 8 --esize 8 --overlap 50000 --op early
+predict "$WORK/icx"
+expect "iallreduce: one step of progress a failed Test" \
+  "$(q "[[r['finish_ps'] for r in d['ranks']], d['simulator']['failed_polls']]")" \
+  "[[$(ps 56100), $(ps 63107), $(ps 63107), $(ps 70114)], 4]"
 "$SYNTH" icoll "$WORK/ice" --ranks 2 --bytes 8 --esize 8 --overlap 50000 --op send
 predict "$WORK/ice"
 expect "iallreduce: an eager Send does not progress it" "$(q "[r['finish_ps'] for r in d['ranks']]")" \

@@ -45,6 +45,7 @@ cp "$WORK/plat.conf" "$WORK/noisy.conf"
 "$SYNTH" icolls "$WORK/ics" --ranks 5 --bytes 3000 --overlap 5000
 "$SYNTH" icoll "$WORK/ict" --ranks 3 --bytes 3000 --overlap 5000 --op test
 "$SYNTH" icoll "$WORK/ict2" --ranks 3 --bytes 3000 --overlap 5000 --op tests
+"$SYNTH" icoll "$WORK/icx" --ranks 5 --bytes 3000 --overlap 5000 --op early
 "$SYNTH" icoll "$WORK/ice" --ranks 3 --bytes 3000 --overlap 5000 --op send
 "$SYNTH" subcomm "$WORK/sc" --ranks 6 --bytes 100
 "$SYNTH" coll "$WORK/mix" --ranks 13 --op alltoall,alltoall,bcast,allreduce,barrier,bcast --bytes 40 \
@@ -65,7 +66,7 @@ cp "$WORK/plat.conf" "$WORK/noisy.conf"
 "$SYNTH" proberace "$WORK/prr" --ranks 3 --bytes 10000 --comp0 10000 --comp1 5350
 
 n=0
-for t in a16 a13 st ar bc ring wc ip pr po ic ics ict ict2 ice sc mix nr prr; do
+for t in a16 a13 st ar bc ring wc ip pr po ic ics ict ict2 icx ice sc mix nr prr; do
   for cfg in "$WORK/plain.conf" "$P/ib-qdr.conf --ppn 1" "$P/ib-qdr.conf --ppn 4" "$P/tcp-loopback-local.conf --ppn 2" \
              "$WORK/noisy.conf --ppn 2"; do
     # shellcheck disable=SC2086 # cfg is a file and its options
