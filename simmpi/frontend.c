@@ -735,10 +735,9 @@ static inline __attribute__((always_inline)) int complete_one(tctx *t, uint64_t 
  * for Testall, one for the others): on the target that Test would have
  * succeeded, and the program's loop would not have polled again.  A Test
  * of one nonblocking collective folds when its schedule is done by the
- * Test's end (engine.c).  Tests of
- * more than three requests, or of requests the engine does not hold (a
- * nonblocking collective among others, a wildcard receive not yet
- * resolved), are always charged. */
+ * Test's end (engine.c).  Tests of more than three requests, or of
+ * requests the engine does not hold (a nonblocking collective among
+ * others, a wildcard receive not yet resolved), are always charged. */
 static int emit_failed_test(tctx *t, unsigned kind)
 {
     const ph_event *ev = t->ev;

@@ -193,9 +193,9 @@ typedef struct fe_pers {
  * posted in the I-call (NBC_Start_round), each next one as soon as the one
  * before has completed where Open MPI polls: a Test or Iprobe that finds
  * nothing, or any call while it waits (libnbc's progress runs in
- * opal_progress), the rank's schedules oldest first.  The front end makes it (frontend.c: t_coll);
- * the engine owns it from I_NBSTART and frees it at the I_NBWAIT that finds
- * it done, or at the end (engine.c). */
+ * opal_progress), the rank's schedules oldest first.  The front end makes
+ * it (frontend.c: t_coll); the engine owns it from I_NBSTART and frees it
+ * at the I_NBWAIT that finds it done, or at the end (engine.c). */
 typedef struct nbc_run {
     ins_coll c;              /* the collective; c.v owned */
     uint32_t comm;

@@ -42,9 +42,8 @@
  *               through the computation (--op tests: another at three
  *               quarters, and rank 1 one there; --op early: the others
  *               one at a quarter, rank 0 one at three quarters); --op
- *               send: an eager Send of K
- *               bytes to rank 1 there instead, which rank 1 receives after
- *               its Wait
+ *               send: rank 0 sends K bytes to rank 1 halfway instead,
+ *               which rank 1 receives after its Wait
  *   icolls      two Iallreduces of K bytes, compute --overlap, their Waits:
  *               rank 0 the second first, the others in order
  *   sendrecv    ranks 0 and 1 swap K bytes with one Sendrecv each
@@ -598,8 +597,10 @@ static void k_icoll(const opts *o, W *w)
         send_(w, PH_OP_SEND, 1, 1, o->bytes, spent = half);
     if (w->rank == 0 && (mid == 1 || mid == 3))
         failed_test(w, &id, spent = half);
-    if (w->rank == 0 && mid == 3)
-        failed_test(w, &id, quarter), spent += quarter;
+    if (w->rank == 0 && mid == 3) {
+        failed_test(w, &id, quarter);
+        spent += quarter;
+    }
     if (w->rank == 1 && mid == 3)
         failed_test(w, &id, spent = half + quarter);
     if (mid == 4)

@@ -102,6 +102,10 @@ expect "iallreduce around a barrier, 4 ranks" "$(q "[r['finish_ps'] for r in d['
 predict "$WORK/ict"
 expect "iallreduce: a failed Test progresses it" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
   "[$(ps $((50000 + 2000 + 1000 + 100))), $(ps $((50000 + 1000 + 2000)))]"
+"$SYNTH" icoll "$WORK/ice" --ranks 2 --bytes 8 --esize 8 --overlap 50000 --op send
+predict "$WORK/ice"
+expect "iallreduce: an eager Send does not progress it" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
+  "[$(ps $((50000 + 1000 + 2000 + 1000))), $(ps $((50000 + 1000 + 2000 + 1000 + 7 + 5000 + 2000 + 2000)))]"
 # A failed Test runs one step of libnbc's progress, as one opal_progress
 # call does: the first on rank 0 takes rank 1's part and posts the result's
 # send, and the schedule is not done, so it fails as recorded (o_poll).
@@ -129,10 +133,6 @@ predict "$WORK/icx"
 expect "iallreduce: one step of progress a failed Test" \
   "$(q "[[r['finish_ps'] for r in d['ranks']], d['simulator']['failed_polls']]")" \
   "[[$(ps 56100), $(ps 63107), $(ps 63107), $(ps 70114)], 4]"
-"$SYNTH" icoll "$WORK/ice" --ranks 2 --bytes 8 --esize 8 --overlap 50000 --op send
-predict "$WORK/ice"
-expect "iallreduce: an eager Send does not progress it" "$(q "[r['finish_ps'] for r in d['ranks']]")" \
-  "[$(ps $((50000 + 1000 + 2000 + 1000))), $(ps $((50000 + 1000 + 2000 + 1000 + 7 + 5000 + 2000 + 2000)))]"
 # Two Iallreduces: rank 1 sends both its messages in the I-calls (o_s
 # each) and waits for the first; rank 0 waits for the second first.
 # libnbc progresses every schedule in whatever call the rank waits in,
