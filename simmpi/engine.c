@@ -726,6 +726,15 @@ static simtime collect_cost(const sim *s, const req *q)
     return q->kind == RQ_PROBE ? s->pf.o_iprobe : 0;
 }
 
+/* The rank takes a completed request, paying its cost once. */
+static inline void collect(sim *s, srank *r, req *q)
+{
+    if (!(q->state & RS_CHARGED)) {
+        q->state |= RS_CHARGED;
+        overhead(s, r, collect_cost(s, q));
+    }
+}
+
 static void unblock(sim *s, uint32_t rank);
 
 /* A blocked rank whose nonblocking collective's request completed at t:
@@ -844,10 +853,7 @@ static int wait_reqs(sim *s, uint32_t rank, const uint32_t *reqs, uint32_t n)
             acct(s, r, r->op, r->site, A_XFER, q->t_done - r->now);
             r->now = q->t_done;
         }
-        if (!(q->state & RS_CHARGED)) {
-            q->state |= RS_CHARGED;
-            overhead(s, r, collect_cost(s, q));
-        }
+        collect(s, r, q);
     }
     if (!r->nwait)
         return DONE;
@@ -1269,11 +1275,7 @@ static void nbc_progress(sim *s, uint32_t rank, int once)
         nbc_run *run = *pp;
         while (!run->done && nbc_round_done(s, r, run)) {
             for (uint32_t i = 0; i < run->ncreq; i++) {
-                req *q = &s->rq[run->creq[i]];
-                if (!(q->state & RS_CHARGED)) {
-                    q->state |= RS_CHARGED;
-                    overhead(s, r, collect_cost(s, q));
-                }
+                collect(s, r, &s->rq[run->creq[i]]);
                 req_release(s, run->creq[i]);
             }
             run->ncreq = 0;
