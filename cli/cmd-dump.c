@@ -22,6 +22,8 @@ static const char usage[] =
     "  rank seq t_entry dur op fields... site=S\n"
     "with t_entry in microseconds since the rank's MPI_Init and dur in\n"
     "microseconds.  A communicator's definition is printed before its first use.\n"
+    "The first event has startup=US when the trace holds the process's CPU time\n"
+    "before it (its start-up, in microseconds).\n"
     "\n"
     "options:\n"
     "  --rank R      only rank R\n"
@@ -399,6 +401,8 @@ static void event_json(const dumper *d, const ph_event *ev)
     jset(o, "t_entry", (json_int_t)ev->t_entry);
     jset(o, "t_exit", (json_int_t)ev->t_exit);
     jset(o, "site", ev->site);
+    if (ev->startup_ns)
+        jset(o, "startup_ns", (json_int_t)ev->startup_ns);
     for (const uint8_t *f = info ? info->fields : (const uint8_t *)""; *f; f++)
         field_json(o, ev, *f);
     if (d->nitems)
@@ -584,6 +588,8 @@ static void event_text(const dumper *d, const ph_event *ev)
            info ? info->name : "?");
     for (const uint8_t *f = info ? info->fields : (const uint8_t *)""; *f; f++)
         field_text(ev, *f);
+    if (ev->startup_ns)
+        printf(" startup=%.3f", (double)ev->startup_ns / 1e3);
     printf(" site=%u", ev->site);
     for (size_t i = 0; i < d->nitems; i++) {
         const payload *p = &d->items[i];

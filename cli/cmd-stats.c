@@ -48,6 +48,7 @@ typedef struct rank_sum {
     uint32_t rank;
     int complete;
     uint64_t events, comp_ns, mpi_ns;
+    uint64_t startup_ns; /* CPU time before MPI_Init (not in comp_ns) */
     uint64_t msgs_sent, p2p_sent, p2p_recv;
     uint64_t coll_calls, coll_sent, coll_recv;
 } rank_sum;
@@ -196,6 +197,8 @@ static void account(stats *st, rank_acc *a, const ph_event *ev)
      * and only real gaps, less the recorder's part, are computation. */
     if (a->has_prev)
         a->s.comp_ns += ph_unit_ns(a->prev_exit, ev->t_entry, st->probe_ns);
+    else
+        a->s.startup_ns = ev->startup_ns;
     a->prev_exit = ev->t_exit;
     a->has_prev = 1;
     o->calls++;
@@ -217,6 +220,7 @@ static void add_sum(rank_sum *t, const rank_sum *s)
     t->events += s->events;
     t->comp_ns += s->comp_ns;
     t->mpi_ns += s->mpi_ns;
+    t->startup_ns += s->startup_ns;
     t->msgs_sent += s->msgs_sent;
     t->p2p_sent += s->p2p_sent;
     t->p2p_recv += s->p2p_recv;
@@ -243,8 +247,9 @@ static json_t *ops_json(const op_acc *ops)
 
 static json_t *sum_json(const rank_sum *s)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "events", (json_int_t)s->events,
-                     "comp_ns", (json_int_t)s->comp_ns, "mpi_ns", (json_int_t)s->mpi_ns,
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "events", (json_int_t)s->events,
+                     "comp_ns", (json_int_t)s->comp_ns, "mpi_ns", (json_int_t)s->mpi_ns, "startup_ns",
+                     (json_int_t)s->startup_ns,
                      "p2p_msgs_sent", (json_int_t)s->msgs_sent, "p2p_bytes_sent",
                      (json_int_t)s->p2p_sent, "p2p_bytes_recv", (json_int_t)s->p2p_recv,
                      "coll_calls", (json_int_t)s->coll_calls, "coll_bytes_sent",

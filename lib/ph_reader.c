@@ -670,6 +670,7 @@ struct ph_rank_reader {
     int complete;
     int defs_only; /* prescan: build the trace tables, do not map ids */
     char *note;
+    uint64_t startup_ns; /* the STARTUP record's, for the first event */
     counters counts;
     frames f;
 };
@@ -912,6 +913,30 @@ static int read_note(ph_rank_reader *r, ph_err *err)
     return 0;
 }
 
+/* Thirty days: more CPU time than any start-up takes, less than a
+ * damaged value's wrap to 2^64. */
+#define STARTUP_MAX_NS (30ull * 86400 * 1000000000)
+
+/* STARTUP (format 1.2): uv length, then uv ns and anything a later minor
+ * version appends, which is skipped.  It comes before the first event. */
+static int read_startup(ph_rank_reader *r, ph_err *err)
+{
+    uint64_t len = uv(&r->c);
+    const uint8_t *p = bytes(&r->c, len);
+    if (!p || r->c.bad)
+        return rr_fail(r, err, "start-up record truncated");
+    cursor c = {.p = p, .start = p, .end = p + len};
+    uint64_t ns = uv(&c);
+    if (c.bad)
+        return rr_fail(r, err, "start-up record truncated");
+    if (r->next_index != 0)
+        return rr_fail(r, err, "start-up record after the first event");
+    if (ns > STARTUP_MAX_NS)
+        return rr_fail(r, err, "start-up time over 30 days");
+    r->startup_ns = ns;
+    return 0;
+}
+
 /* ---- events -------------------------------------------------------------------- */
 
 static inline __attribute__((always_inline)) int32_t world_of(const ph_trace *t, uint32_t comm,
@@ -1068,6 +1093,8 @@ static int read_event(ph_rank_reader *r, unsigned op, ph_event *ev, ph_err *err)
     *ev = no_event;
     ev->op = (uint16_t)op;
     ev->seq = r->next_index;
+    if (__builtin_expect(r->next_index == 0, 0))
+        ev->startup_ns = r->startup_ns;
     int64_t gap = sv(c);
     uint64_t dur = uv(c);
     ev->t_entry = r->prev_exit + (uint64_t)gap;
@@ -1319,6 +1346,7 @@ int ph_rank_next(ph_rank_reader *r, ph_event *ev, ph_err *err)
         case PH_REC_COUNTERS_TIMED: rc = read_counters(r, 1, err); break;
         case PH_REC_NOTE: rc = read_note(r, err); break;
         case PH_REC_END: r->complete = 1; break;
+        case PH_REC_STARTUP: rc = read_startup(r, err); break;
         default:
             if (type < PH_REC_ESCAPE) /* an event: the common case */
                 return read_event(r, type, ev, err);

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define PH_FORMAT_MAJOR 1
-#define PH_FORMAT_MINOR 1
+#define PH_FORMAT_MINOR 2
 #define PH_HEADER_SIZE 32
 #define PH_MAGIC_EVT "PHTMEVT1"
 #define PH_MAGIC_LOG "PHTMLOG1"
@@ -66,6 +66,7 @@ enum ph_record_type {
     /* 0xF9-0xFF: records of later minor versions, each a varint length and
      * that many bytes: a reader skips those it does not know (format 1.1). */
     PH_REC_EXTENSION = 0xF9,
+    PH_REC_STARTUP = 0xF9,  /* the rank's CPU time before MPI_Init (1.2)            */
 };
 
 /* Error reporting: every failing call fills one line, naming file and offset. */
@@ -189,6 +190,8 @@ typedef struct ph_event {
     uint64_t seq;   /* 0-based position in this rank's event sequence */
     uint16_t op;    /* enum ph_op */
     uint64_t t_entry, t_exit; /* CLOCK_MONOTONIC ns */
+    uint64_t startup_ns; /* the first event only: the CPU time of the process's start-up
+                          * before it (STARTUP record, format 1.2); 0: not recorded */
     uint32_t site;  /* trace-wide call-site id (index into ph_trace sites) */
     uint32_t comm;  /* trace-wide communicator id (index into ph_trace comms) */
     int32_t peer, peer_world; /* destination, or source of a receive/probe */
@@ -360,7 +363,8 @@ void ph_log_close(ph_log_reader *r);
  * call sites, before the events that use them.  An event's op, t_entry,
  * t_exit, site, comm and the fields of its op are written; count and bytes
  * give the element size (bytes / count); newreq ids are implicit (they are
- * numbered 1, 2, ... in event order); reqs refer to them. */
+ * numbered 1, 2, ... in event order); reqs refer to them.  The first event's
+ * startup_ns, if any, becomes a STARTUP record. */
 typedef struct ph_writer ph_writer;
 typedef struct ph_rank_writer ph_rank_writer;
 ph_writer *ph_writer_create(const char *dir, uint32_t nranks, const char *command, ph_err *err);

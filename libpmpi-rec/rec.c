@@ -65,6 +65,17 @@ int ph_pre(ph_call *c)
 {
     ph_mark_enter();
     switch (ph_ops[c->op].kind) {
+    case PH_K_INIT: {
+        /* The process's start-up (exec, loading and relocating its
+         * libraries, static constructors, main up to here) is computation
+         * the trace's clocks do not see; a prediction of the whole run needs
+         * it.  The thread's CPU time, not the wall clock: the process's start
+         * is known to 10 ms only (/proc/self/stat). */
+        struct timespec ts;
+        if (!rec.active && ph_clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+            rec.startup_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        break;
+    }
     case PH_K_COMM_FREE: /* the handle is gone after the call: note its index now */
         c->aux = c->comm == MPI_COMM_NULL ? -1 : PMPI_Comm_c2f(c->comm);
         if (rec.active && !rec.probe && c->comm != MPI_COMM_NULL) {

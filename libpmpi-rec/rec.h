@@ -69,6 +69,7 @@ typedef struct rec_state {
     pthread_mutex_t mu;
     int rank, nranks;
     uint64_t t0;
+    uint64_t startup_ns; /* CPU time of MPI_Init's thread at its entry: the start-up */
     char dir[4096];
     ph_stream *evt, *log;
     int logging;   /* this rank writes a message log */

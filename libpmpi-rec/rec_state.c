@@ -733,6 +733,19 @@ static int spawned_process(void)
     return 1;
 }
 
+/* STARTUP, before MPI_Init's event (doc/trace-format.md) */
+static void write_startup(void)
+{
+    uint8_t *p0 = rec_reserve(16), *p = p0;
+    if (!p)
+        return;
+    *p++ = PH_REC_STARTUP;
+    uint8_t *len = p++;
+    *len = (uint8_t)(ph_put_uv(p, rec.startup_ns) - p); /* at most 10: one byte */
+    p += *len;
+    rec_commit((size_t)(p - p0));
+}
+
 void rec_init(ph_call *c)
 {
     if (rec.active || rec.evt)
@@ -792,6 +805,7 @@ void rec_init(ph_call *c)
         rec.log = open_stream("log", PH_MAGIC_LOG, block * 4, 16u << 20, 0);
     if (!rec.evt || (rec.logging && !rec.log))
         return;
+    write_startup();
     /* MPI_COMM_WORLD is local 0 and trace id 0 without a definition record. */
     rec_comm *w = comm_slot(MPI_COMM_WORLD);
     if (!w || !(w->members = malloc((size_t)rec.nranks * sizeof *w->members))) {

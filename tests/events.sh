@@ -34,6 +34,18 @@ for src in $progs; do
       || { cat "$WORK/$name-$n.out"; fail "$name at $n ranks exited non-zero under phantom record"; }
     grep -q FAIL "$WORK/$name-$n.out" && fail "$name at $n ranks: the program's own check failed"
     "$PHANTOM" dump "$t" --json --log > "$WORK/$name-$n.jsonl" || fail "phantom dump $name-$n"
+    python3 - "$WORK/$name-$n.jsonl" <<'PY' || fail "$name at $n ranks: no start-up on MPI_Init"
+import json, sys
+first = {}
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if "op" in e:
+        first.setdefault(e["rank"], e)
+# C and Fortran alike: the process's CPU time before it (tests/startup.sh checks its value)
+bad = {r: e for r, e in first.items() if not (e["op"].startswith("MPI_Init") and 0 < e.get("startup_ns", 0) < 10**10)}
+if bad:
+    sys.exit(f"first events without a plausible start-up: {bad}")
+PY
     python3 "$top_srcdir/tests/check_trace.py" "$exp" "$WORK/$name-$n.jsonl" --log \
       || fail "$name at $n ranks: trace differs from what the program did"
     case $name in fortran*) fortran_counted "$t" "$name at $n ranks" ;; esac

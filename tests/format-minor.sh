@@ -70,3 +70,18 @@ rc=0
 grep -q "^phantom dump: $WORK/long/rank-000000.evt: offset $first: corrupt block (extension record truncated" \
   "$WORK/long.err" || fail "got: $(cat "$WORK/long.err")"
 echo "format-minor: $(cat "$WORK/long.err")"
+
+# STARTUP (0xF9, format 1.2) is an extension record that phantom reads: one
+# with no value, or with 2^62 ns (146 years of CPU), is corrupt, named in one line.
+for c in "trunc f900 start-up record truncated" "huge f909808080808080808040 start-up time over 30 days"; do
+  set -- $c
+  name=$1 hex=$2
+  shift 2
+  insert "$name" "$hex"
+  rc=0
+  "$PHANTOM" predict "$WORK/$name" --platform "$top_srcdir/platforms/ib-qdr.conf" > /dev/null 2> "$WORK/$name.err" || rc=$?
+  [ $rc -eq 1 ] && [ "$(wc -l < "$WORK/$name.err")" -eq 1 ] || fail "STARTUP $name: exit $rc, $(cat "$WORK/$name.err")"
+  grep -q "$WORK/$name/rank-000000.evt: offset [0-9]*: corrupt block ($*" "$WORK/$name.err" ||
+    fail "STARTUP $name: got $(cat "$WORK/$name.err")"
+  echo "format-minor: $(cat "$WORK/$name.err")"
+done
