@@ -1326,12 +1326,16 @@ static int event(xrank *r, const ph_event *ev)
     const ph_op_info *oi = ph_op(ev->op);
     if (!oi)
         return CLI_OK;
-    /* computation unit, as simmpi takes it (none before MPI_Init) */
+    /* computation unit, as simmpi takes it */
     if (r->started)
         r->comp_ns += ph_unit_ns(r->prev_exit, ev->t_entry, r->x->probe_ns);
+    int first = !r->started;
     r->started = 1;
     r->prev_exit = ev->t_exit;
-    return translate(r, ev, oi->kind);
+    int rc = translate(r, ev, oi->kind);
+    if (first) /* the process's start-up, which simmpi puts before MPI_Init: after "init", which comes first */
+        r->comp_ns += ev->startup_ns;
+    return rc;
 }
 
 /* ---- one rank ------------------------------------------------------------------------------------ */

@@ -1920,9 +1920,10 @@ static int setup(sim *s, const simmpi_options *o, const simmpi_source *src, ph_e
     s->res->nranks = s->n;
     s->res->nsites = src->nsites;
     s->res->ranks = calloc(s->n ? s->n : 1, sizeof *s->res->ranks);
+    s->res->startup = calloc(s->n ? s->n : 1, sizeof *s->res->startup);
     s->res->sites = calloc(src->nsites + 1, sizeof *s->res->sites);
     s->res->site_op = calloc(src->nsites + 1, sizeof *s->res->site_op);
-    if (!s->res->ranks || !s->res->sites || !s->res->site_op)
+    if (!s->res->ranks || !s->res->startup || !s->res->sites || !s->res->site_op)
         return sim_fail(s, "out of memory (%u ranks)", s->n);
     if (o->node_of) {
         s->node_of = o->node_of;
@@ -1950,7 +1951,7 @@ static void collect_results(sim *s)
             rr->finish = s->r[i].now;
         rr->b = s->r[i].acct;
         rr->events = f->events;
-        rr->measured_ns = f->started && f->t_end > f->t_start ? f->t_end - f->t_start : 0;
+        rr->measured_ns += f->started && f->t_end > f->t_start ? f->t_end - f->t_start : 0;
         if (rr->finish > res->total)
             res->total = rr->finish;
         if (rr->measured_ns > res->measured_ns)
@@ -1999,6 +2000,7 @@ void simmpi_result_free(simmpi_result *res)
     if (!res)
         return;
     free(res->ranks);
+    free(res->startup);
     free(res->sites);
     free(res->site_op);
     free(res->stuck);

@@ -331,7 +331,7 @@ typedef struct simmpi_rank_result {
     simtime finish;           /* virtual clock at MPI_Finalize (or end of stream) */
     simmpi_breakdown b;       /* comp + ovh + xfer + syn == finish */
     uint64_t events;
-    uint64_t measured_ns;     /* host: MPI_Init's exit to MPI_Finalize's entry (the simulated span) */
+    uint64_t measured_ns;     /* host: the start-up, then MPI_Init's exit to MPI_Finalize's entry */
     int complete;             /* reached MPI_Finalize */
 } simmpi_rank_result;
 
@@ -347,9 +347,12 @@ typedef struct simmpi_stuck {
 typedef struct simmpi_result {
     uint32_t nranks, nnodes;
     simtime total;            /* max over ranks of finish */
-    uint64_t measured_ns;     /* max over ranks of the host run time */
+    uint64_t measured_ns;     /* max over ranks of the host run time (start-up and span) */
     uint64_t events, messages, heap_events;
     simmpi_rank_result *ranks;
+    simtime *startup;         /* per rank: the computation before MPI_Init (its process's start-up),
+                               * in ranks[].b.comp; apart, so that ranks[] keeps its size, which
+                               * the engine's hot loop indexes */
     simmpi_breakdown ops[PH_OP_LIMIT]; /* per MPI function (calls, ovh, xfer, syn) */
     uint32_t nsites;
     simmpi_breakdown *sites;  /* per trace-wide call site */

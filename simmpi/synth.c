@@ -3,6 +3,7 @@
  *   synth KIND OUT [--ranks N] [--bytes K] [--iters I] [--comp NS]
  *         [--comp0 NS] [--comp1 NS] [--overlap NS] [--op COLL] [--root R]
  *         [--esize E] [--dims X,Y,Z] [--nonblocking] [--comp-probe NS] [--barrier]
+ *         [--startup NS]
  *
  * Written with the MPI-free writer (lib/ph_writer.c), so every gap between
  * MPI calls is exactly what the options say: a test can compute the
@@ -73,6 +74,8 @@
  *               (a wrong trace on purpose)
  *
  * p2p takes --sendop send|ssend|bsend|rsend for the blocking send.
+ * --startup NS: rank r's process took (r + 1) NS of CPU before MPI_Init (a
+ * STARTUP record).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -86,7 +89,7 @@
 typedef struct opts {
     const char *kind, *out, *op, *sendop;
     uint32_t ranks, iters, root, esize, dims[3];
-    uint64_t bytes, comp, comp0, comp1, overlap, comp_probe;
+    uint64_t bytes, comp, comp0, comp1, overlap, comp_probe, startup;
     int nonblocking, barrier, has_comp_probe, short_v;
 } opts;
 
@@ -95,6 +98,7 @@ typedef struct W { /* one rank being written */
     uint32_t rank;
     uint64_t t, nreq;
     uint32_t site;
+    uint64_t startup; /* for the first event */
 } W;
 
 static void die(const char *msg)
@@ -120,6 +124,8 @@ static void put(W *w, ph_event *e, uint64_t comp)
     e->t_entry = w->t + comp;
     e->t_exit = e->t_entry + DUR;
     e->site = w->site;
+    e->startup_ns = w->startup;
+    w->startup = 0;
     w->t = e->t_exit;
     if (ph_rank_write(w->w, e, &err) < 0)
         die(err.msg);
@@ -742,7 +748,7 @@ static void parse(int argc, char **argv, opts *o)
         {"comp0", 1, 0, '0'}, {"comp1", 1, 0, '1'}, {"overlap", 1, 0, 'v'}, {"op", 1, 0, 'o'},
         {"root", 1, 0, 'r'}, {"esize", 1, 0, 'e'}, {"dims", 1, 0, 'd'},
         {"nonblocking", 0, 0, 'N'}, {"sendop", 1, 0, 's'}, {"comp-probe", 1, 0, 'P'},
-        {"barrier", 0, 0, 'B'}, {"short-sizes", 0, 0, 'S'}, {0, 0, 0, 0}};
+        {"barrier", 0, 0, 'B'}, {"short-sizes", 0, 0, 'S'}, {"startup", 1, 0, 'u'}, {0, 0, 0, 0}};
     *o = (opts){.ranks = 2, .iters = 1, .esize = 1, .dims = {2, 2, 2}};
     for (int c; (c = getopt_long(argc, argv, "", lo, NULL)) != -1;) {
         switch (c) {
@@ -764,6 +770,7 @@ static void parse(int argc, char **argv, opts *o)
             o->has_comp_probe = 1;
             break;
         case 'B': o->barrier = 1; break;
+        case 'u': o->startup = num(optarg); break;
         case 'd':
             if (sscanf(optarg, "%u,%u,%u", &o->dims[0], &o->dims[1], &o->dims[2]) != 3)
                 die("--dims X,Y,Z");
@@ -807,6 +814,7 @@ int main(int argc, char **argv)
         W w = {.rank = r, .site = site};
         if (!(w.w = ph_writer_rank(wr, r, 0, &err)))
             die(err.msg);
+        w.startup = o.startup * (r + 1);
         write_rank(&o, &w, halves);
         if (ph_rank_writer_close(w.w, 1, &err) < 0)
             die(err.msg);

@@ -115,7 +115,7 @@ for pr in pred['ranks']:
         else:
             u = round(h * ratio)
         total += u
-    if abs(pr['comp_ps'] - total * 1000) > len(host[r]) * 1000:
+    if abs(pr['comp_ps'] - pr['startup_ps'] - total * 1000) > len(host[r]) * 1000:
         sys.exit(f"rank {r}: predicted computation {pr['comp_ps']} ps, the model says {total * 1000}")
     print(f"rank {r}: {len(got)} of {len(host[r])} units replayed, whole run {total / 1e6:.2f} ms")
 PY

@@ -152,7 +152,8 @@ rep = rep_of[0]
 per_rank = {p["rank"]: p for r in json.load(open(f"{s}/log.trace/replay/target/meta.json"))["replay"]["replays"]
             for p in r["per_rank"]}
 assert len(per_rank) == 2 and rep in per_rank, (per_rank.keys(), rep_of)
-comp = {r["rank"]: r["comp_ps"] for r in json.load(open(f"{s}/predict/ib-qdr-2n.json"))["ranks"]}
+# less each rank's start-up, which stays its host's (doc/simmpi.md, section 1)
+comp = {r["rank"]: r["comp_ps"] - r["startup_ps"] for r in json.load(open(f"{s}/predict/ib-qdr-2n.json"))["ranks"]}
 for rank, c in comp.items():
     p = per_rank.get(rank)
     if p is None:  # not replayed: the representative's, extrapolation included

@@ -52,6 +52,29 @@ expect "rendezvous, send early: no syn at the receiver" "$(field 1 syn)" 0
 expect "rendezvous, send early: receiver" "$(finish 1)" \
   "$(ps $((50000 + 2 * op + L + op + os + 2000 + L + or)))"
 
+# 3b. A process's start-up before MPI_Init (a STARTUP record: rank 0 10 us,
+#     rank 1 20 us) is computation before its first call.  Rank 0 sends at
+#     10 us; rank 1's receive, at 20 us, finds the message in (late: o_r).
+#     --what-if comp=0.5 halves the start-up too: the receive at 10 us
+#     waits 1.1 us for the message in flight, sent at 5 us (transfer, not
+#     syn: the sender was there first).
+"$SYNTH" p2p "$WORK/startup" --bytes 101 --startup 10000
+predict "$WORK/startup"
+expect "start-up: sender" "$(finish 0)" "$(ps $((10000 + os)))"
+expect "start-up: receiver" "$(finish 1)" "$(ps $((20000 + or)))"
+expect "start-up: in the receiver's computation" "$(field 1 comp)" "$(ps 20000)"
+expect "start-up: per rank" "$(field 0 startup) $(field 1 startup)" "$(ps 10000) $(ps 20000)"
+expect "start-up: the longest" "$(q "d['startup_ps']")" "$(ps 20000)"
+expect "start-up: in the host's measure" "$(q "d['ranks'][1]['measured_ns']")" $((20000 + 1000))
+predict "$WORK/startup" --what-if comp=0.5
+expect "start-up, comp x 0.5: receiver" "$(finish 1)" "$(ps $((5000 + os + 100 + L + or)))"
+expect "start-up, comp x 0.5: in flight" "$(field 1 transfer) $(field 1 syn)" "$(ps $((5000 + os + 100 + L - 10000))) 0"
+expect "start-up, comp x 0.5: halved" "$(field 1 startup)" "$(ps 10000)"
+$PREDICT "$WORK/startup" --platform "$WORK/plat.conf" | grep -q "^start-up before MPI_Init: up to 20.000 us (rank 1), in the computation$" ||
+  fail "no start-up line: $($PREDICT "$WORK/startup" --platform "$WORK/plat.conf" | head -4)"
+predict "$WORK/early"
+expect "no STARTUP record: no start-up" "$(q "d['startup_ps']")" 0
+
 # 4. Every rank's time is accounted for: comp + overhead + transfer + syn = finish.
 python3 - "$WORK/p.json" <<'PY' || fail "breakdown does not add up"
 import json, sys

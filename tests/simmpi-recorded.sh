@@ -29,7 +29,9 @@ PY
 # Each computation unit is the recorded gap less the recorder's own part of
 # it, which it timed at MPI_Init (meta.json clock.probe_gap_ns, whole ns;
 # at least 0), in predict, in the SimGrid export and in phantom stats
-# alike: exact sums from the events.
+# alike: exact sums from the events.  Predict and the export add each rank's
+# start-up (its CPU time before MPI_Init, on its first event), which stats
+# gives apart.
 "$PHANTOM" dump "$WORK/s.trace" --json > "$WORK/s.jsonl" || fail "phantom dump --json"
 "$PHANTOM" export "$WORK/s.trace" --format simgrid -o "$WORK/s.tit" > /dev/null || fail "phantom export"
 "$PHANTOM" stats "$WORK/s.trace" --json > "$WORK/stats.json" || fail "phantom stats --json"
@@ -39,12 +41,15 @@ meta, dump, pred, tit, stats = sys.argv[1:]
 probe_f = json.load(open(meta))["clock"]["probe_gap_ns"]
 assert 0 < probe_f < 1000, f"probe_gap_ns {probe_f}: the recorder did not time its part of a gap"
 probe = int(probe_f + 0.5)
-comp, prev, raw = {}, {}, {}
+comp, prev, raw, startup = {}, {}, {}, {}
 for line in open(dump):
     e = json.loads(line)
     if "op" not in e:
         continue
     r = e["rank"]
+    if r not in prev:
+        startup[r] = e.get("startup_ns", 0)
+        assert e["op"] == "MPI_Init" and 0 < startup[r] < 10**10, f"rank {r}: start-up {startup[r]} ns"
     if r in prev:
         gap = max(e["t_entry"] - prev[r], 0)
         comp[r] = comp.get(r, 0) + max(gap - probe, 0)
@@ -53,14 +58,18 @@ for line in open(dump):
 p = json.load(open(pred))
 assert p["host_probe_gap_ns"] == probe, p["host_probe_gap_ns"]
 for r in p["ranks"]:
-    assert r["comp_ps"] == 1000 * comp[r["rank"]], (r["rank"], r["comp_ps"], comp[r["rank"]], raw[r["rank"]])
-    n = sum(int(l.split()[2]) for l in open(f"{tit}/rank-{r['rank']}.txt") if l.split()[1] == "compute")
-    assert n == comp[r["rank"]], (r["rank"], n, comp[r["rank"]])
+    k = r["rank"]
+    assert r["comp_ps"] == 1000 * (comp[k] + startup[k]), (k, r["comp_ps"], comp[k], startup[k], raw[k])
+    assert r["startup_ps"] == 1000 * startup[k], (k, r["startup_ps"], startup[k])
+    n = sum(int(l.split()[2]) for l in open(f"{tit}/rank-{k}.txt") if l.split()[1] == "compute")
+    assert n == comp[k] + startup[k], (k, n, comp[k], startup[k])
 st = json.load(open(stats))
 assert st["probe_gap_ns"] == probe, st["probe_gap_ns"]
 for r in st["ranks"]:
     assert r["comp_ns"] == comp[r["rank"]], ("stats", r["rank"], r["comp_ns"], comp[r["rank"]])
-print(f"probe {probe_f} ns: computation {sorted(comp.items())} ns, recorded gaps {sorted(raw.items())} ns")
+    assert r["startup_ns"] == startup[r["rank"]], ("stats", r["rank"], r["startup_ns"], startup[r["rank"]])
+print(f"probe {probe_f} ns: computation {sorted(comp.items())} ns, recorded gaps {sorted(raw.items())} ns, "
+      f"start-up {sorted(startup.items())} ns")
 PY
   fail "computation units are not the gaps less probe_gap_ns"
 

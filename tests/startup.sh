@@ -1,11 +1,14 @@
 #!/bin/sh
-# A process's start-up, recorded: tests/progs/startup.c spins (r + 1) x
-# 150 ms of its thread's CPU before MPI_Init on world rank r.  The
+# A process's start-up, recorded and predicted: tests/progs/startup.c spins
+# (r + 1) x 150 ms of its thread's CPU before MPI_Init on world rank r.  The
 # recorder's STARTUP record (doc/trace-format.md) must hold that: the spin
 # reads the clock the recorder reads, loading included, so the record is
 # the spin's end plus the instructions up to MPI_Init (under 150 ms more,
 # under load); the two ranks' records must differ by 150 ms, to 20 ms;
-# phantom stats gives them apart from the computation.
+# phantom stats gives them apart from the computation.  phantom predict
+# puts each start-up before the rank's MPI_Init, as computation: rank 0
+# then waits in the Barrier for rank 1's longer one, and nobody finishes
+# before it.
 . "$top_srcdir/tests/lib.sh"
 need mpirun
 prog=$(cd "$WORK" && build_prog startup.c)
@@ -39,4 +42,19 @@ for line in open(sys.argv[1]):
 st = json.load(open(sys.argv[2]))
 assert [r["startup_ns"] for r in st["ranks"]] == [first[0], first[1]], st["ranks"]
 assert st["totals"]["startup_ns"] == first[0] + first[1], st["totals"]
+PY
+"$PHANTOM" predict "$WORK/s.trace" --platform "$top_srcdir/platforms/shm-2core-local.conf" --ppn 2 --json \
+  > "$WORK/p.json" || fail "phantom predict"
+python3 - "$WORK/st.json" "$WORK/p.json" <<'PY' || fail "phantom predict: the start-up"
+import json, sys
+s = [r["startup_ns"] for r in json.load(open(sys.argv[1]))["ranks"]]
+p = json.load(open(sys.argv[2]))
+rk = p["ranks"]
+assert [x["startup_ps"] for x in rk] == [1000 * v for v in s], rk
+assert p["startup_ps"] == 1000 * max(s), p["startup_ps"]
+assert p["predicted_ps"] >= 1000 * s[1] and all(x["comp_ps"] >= x["startup_ps"] for x in rk), p
+# rank 0 waits in the Barrier for rank 1, whose start-up is longer
+wait = rk[0]["syn_ps"] + rk[0]["transfer_ps"]
+assert abs(wait - 1000 * (s[1] - s[0])) < 1000 * 1e6, f"rank 0 waits {wait} ps"
+print(f"startup: predicted {p['predicted_s']:.3f} s; rank 0 waits {wait / 1e9:.1f} ms in the Barrier")
 PY
