@@ -8,10 +8,16 @@
 # (N=1000) at 2 ranks with `phantom record`, predict each trace on the
 # calibrated platform, and print the prediction against two measurements:
 # the bare run (no recorder: the wall time of the same mpirun command, less
-# that of an MPI program that only calls MPI_Init and MPI_Finalize, i.e.
-# less the launch) and the recorded span (MPI_Init's return to
-# MPI_Finalize's entry, from the trace; it holds the recorder's time inside
-# each call, which the simulation does not have).
+# the launch) and the recorded span (the start-up's CPU time, then
+# MPI_Init's return to MPI_Finalize's entry, from the trace; it holds the
+# recorder's time inside each call, which the simulation does not have).
+#
+# The launch is what a prediction leaves out: the wall time of an MPI
+# program that only calls MPI_Init and MPI_Finalize, less its own start-up
+# (its process's CPU time before MPI_Init), which a prediction holds since
+# the trace format's STARTUP record (1.2): that program recorded and
+# predicted, each run.  Its start-up, like the application's, includes
+# loading the recorder's libraries.
 #
 # Single runs of these programs scatter by 5-10% here, and HPCC's timing
 # loops make a different number of calls every run, so one recording
@@ -80,7 +86,11 @@ for tr in shm tcp; do
       rm -rf "$W/$t"
       (cd "$W" && "$PHANTOM" record -o "$t" -- mpirun $mca -np 2 "$@") > /dev/null 2>&1
       $PREDICT "$W/$t" --platform "$conf" --json > "$W/$t.json"
-      echo "$W/$t.json $(wall mpirun $mca -np 2 "$@") $(wall mpirun $mca -np 2 ./empty) $conf" >> "$W/$app-$tr.runs"
+      rm -rf "$W/empty.trace"
+      (cd "$W" && "$PHANTOM" record -o empty.trace -- mpirun $mca -np 2 ./empty) > /dev/null 2>&1
+      $PREDICT "$W/empty.trace" --platform "$conf" --json > "$W/$t.empty.json"
+      echo "$W/$t.json $(wall mpirun $mca -np 2 "$@") $(wall mpirun $mca -np 2 ./empty) $conf $W/$t.empty.json" \
+        >> "$W/$app-$tr.runs"
       i=$((i + 1))
     done
     python3 - "$W/$app-$tr.runs" "$app" "$tr" <<'PY'
@@ -88,7 +98,8 @@ import json, statistics as st, sys
 runs = [l.split() for l in open(sys.argv[1])]
 pred = [json.load(open(r[0]))["predicted_ps"] / 1e12 for r in runs]
 span = [json.load(open(r[0]))["measured_ns"] / 1e9 for r in runs]
-launch = st.median(float(r[2]) for r in runs)
+# the empty program's wall time less the start-up its prediction holds
+launch = st.median(float(r[2]) - json.load(open(r[4]))["predicted_ps"] / 1e12 for r in runs)
 bare = [float(r[1]) - launch for r in runs]
 def show(v):
     return f"{st.median(v):6.3f} s ({min(v):.3f}-{max(v):.3f})"
@@ -109,6 +120,9 @@ def spread(key):
 confs = sorted(set(r[3] for r in runs))
 print(f"{'':12} {len(confs)} calibration{'s' if len(confs) > 1 else ''}: G {spread('G')} ns/B, "
       f"o_poll {spread('o_poll')} ns")
+ms = lambda path: json.load(open(path))["startup_ps"] / 1e9
+print(f"{'':12} start-up {st.median(ms(r[0]) for r in runs):.1f} ms, the empty program's "
+      f"{st.median(ms(r[4]) for r in runs):.1f} ms; launch {1000 * launch:.1f} ms")
 PY
   done
 done
