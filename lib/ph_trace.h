@@ -121,6 +121,17 @@ static inline uint64_t ph_zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)
 static inline int64_t ph_unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 static inline uint8_t *ph_put_sv(uint8_t *p, int64_t v) { return ph_put_uv(p, ph_zz(v)); }
 
+/* A STARTUP record of ns at p (at most PH_STARTUP_MAX bytes); returns its end.
+ * For the recorder and ph_writer alike (doc/trace-format.md). */
+#define PH_STARTUP_MAX 12
+static inline uint8_t *ph_put_startup(uint8_t *p, uint64_t ns)
+{
+    *p++ = PH_REC_STARTUP;
+    uint8_t *len = p++;
+    *len = (uint8_t)(ph_put_uv(p, ns) - p); /* at most 10: a one-byte length */
+    return p + *len;
+}
+
 /* n-byte little-endian integers, the byte order of every phantom file */
 void ph_put_le(uint8_t *p, uint64_t v, int n);
 uint64_t ph_get_le(const uint8_t *p, int n);

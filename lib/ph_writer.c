@@ -312,16 +312,6 @@ static uint64_t req_ref(uint64_t id, uint64_t next_req)
     return id == 0 ? 0 : id == UINT64_MAX ? 1 : next_req - id + 2;
 }
 
-/* STARTUP, before the first event (doc/trace-format.md) */
-static int put_startup(ph_rank_writer *r, uint64_t ns, ph_err *err)
-{
-    uint8_t body[10];
-    size_t len = (size_t)(ph_put_uv(body, ns) - body);
-    uint8_t rec[12] = {PH_REC_STARTUP, (uint8_t)len}; /* the length, at most 10: one byte */
-    memcpy(rec + 2, body, len);
-    return put_record(r, rec, len + 2, err);
-}
-
 int ph_rank_write(ph_rank_writer *r, const ph_event *ev, ph_err *err)
 {
     const ph_op_info *info = ph_op(ev->op);
@@ -329,8 +319,11 @@ int ph_rank_write(ph_rank_writer *r, const ph_event *ev, ph_err *err)
         ph_err_set(err, "rank %u: op %u is not in the op table", r->rank, ev->op);
         return -1;
     }
-    if (r->next_index == 0 && ev->startup_ns && put_startup(r, ev->startup_ns, err) < 0)
-        return -1;
+    if (r->next_index == 0 && ev->startup_ns) { /* STARTUP goes before the first event */
+        uint8_t rec[PH_STARTUP_MAX];
+        if (put_record(r, rec, (size_t)(ph_put_startup(rec, ev->startup_ns) - rec), err) < 0)
+            return -1;
+    }
     if (define_comm(r, ev->comm, err) < 0 || define_comm(r, ev->newcomm, err) < 0 ||
         define_site(r, ev->site, err) < 0)
         return -1;

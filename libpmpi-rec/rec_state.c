@@ -736,14 +736,9 @@ static int spawned_process(void)
 /* STARTUP, before MPI_Init's event (doc/trace-format.md) */
 static void write_startup(void)
 {
-    uint8_t *p0 = rec_reserve(16), *p = p0;
-    if (!p)
-        return;
-    *p++ = PH_REC_STARTUP;
-    uint8_t *len = p++;
-    *len = (uint8_t)(ph_put_uv(p, rec.startup_ns) - p); /* at most 10: one byte */
-    p += *len;
-    rec_commit((size_t)(p - p0));
+    uint8_t *p = rec_reserve(PH_STARTUP_MAX);
+    if (p)
+        rec_commit((size_t)(ph_put_startup(p, rec.startup_ns) - p));
 }
 
 void rec_init(ph_call *c)
