@@ -1448,14 +1448,22 @@ static double bw_of(uint64_t G_fs) { return G_fs ? 1e15 / (double)G_fs : 1e15; }
 static void xml_config(FILE *f, const simmpi_platform *p)
 {
     const simmpi_loggp *c = &p->inter;
-    fprintf(f, "  <config>\n"
+    fputs("  <config>\n"
                "    <!-- LogGP has no size-dependent corrections, and no cross traffic -->\n"
                "    <prop id=\"smpi/bw-factor\" value=\"0:1\"/>\n"
                "    <prop id=\"smpi/lat-factor\" value=\"0:1\"/>\n"
                "    <prop id=\"network/crosstraffic\" value=\"0\"/>\n"
-               "    <!-- o_s and o_r (between nodes; SimGrid has one value for both channels) -->\n"
-               "    <prop id=\"smpi/os\" value=\"0:%.9g:0\"/>\n"
-               "    <prop id=\"smpi/ois\" value=\"0:%.9g:0\"/>\n"
+               "    <!-- o_s (and O a byte up to the eager limit) and o_r (between nodes;\n"
+               "         SimGrid has one value for both channels) -->\n",
+          f);
+    char os[128];
+    if (c->O_fs) /* SimGrid's piecewise overhead: offset and factor a byte from each size on */
+        snprintf(os, sizeof os, "0:%.9g:%.9g;%llu:%.9g:0", secs(c->o_s), (double)c->O_fs * 1e-15,
+                 ull(c->eager_limit + 1), secs(c->o_s));
+    else
+        snprintf(os, sizeof os, "0:%.9g:0", secs(c->o_s));
+    fprintf(f, "    <prop id=\"smpi/os\" value=\"%s\"/>\n"
+               "    <prop id=\"smpi/ois\" value=\"%s\"/>\n"
                "    <prop id=\"smpi/or\" value=\"0:%.9g:0\"/>\n"
                "    <!-- sends up to the eager limit return at once -->\n"
                "    <prop id=\"smpi/send-is-detached-thresh\" value=\"%llu\"/>\n"
@@ -1470,8 +1478,7 @@ static void xml_config(FILE *f, const simmpi_platform *p)
                "    <prop id=\"smpi/host-speed\" value=\"1Gf\"/>\n"
                "    <prop id=\"smpi/display-timing\" value=\"yes\"/>\n"
                "  </config>\n",
-            secs(c->o_s), secs(c->o_s), secs(c->o_r), ull(c->eager_limit + 1), secs(p->o_poll),
-            secs(p->o_iprobe));
+            os, os, secs(c->o_r), ull(c->eager_limit + 1), secs(p->o_poll), secs(p->o_iprobe));
 }
 
 /* A cluster of ceil(n / ppn) hosts of ppn cores at 1 Gflop/s.  A message

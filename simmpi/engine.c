@@ -671,8 +671,8 @@ static void match_recv(sim *s, uint32_t qi, mkey k)
     e->tail = qi;
 }
 
-/* Eager: o_s on the CPU, then the wire.  Rendezvous: o' for the RTS; the
- * data leaves when the CTS comes back (EV_CTS). */
+/* Eager: o_s and O a byte on the CPU, then the wire.  Rendezvous: o' for
+ * the RTS; the data leaves when the CTS comes back (EV_CTS). */
 static void post_send(sim *s, uint32_t rank, const ins_p2p *p, uint32_t comm, int coll,
                       uint8_t flags)
 {
@@ -695,7 +695,7 @@ static void post_send(sim *s, uint32_t rank, const ins_p2p *p, uint32_t comm, in
     q->t_post = r->now;
     mkey k = key_of(s, comm, coll, rank, m->dst, p->tag);
     if (!m->rndv) {
-        overhead(s, r, lp->o_s);
+        overhead(s, r, lp->o_s + (lp->O_fs ? fs_to_ps(lp->O_fs, p->bytes) : 0));
         inject(s, mi, r->now);
         req_done(s, p->req, r->now); /* buffered: the send is complete locally */
     } else {

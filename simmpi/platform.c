@@ -37,6 +37,7 @@ void simmpi_platform_scale_net(simmpi_platform *p, double f)
         ch[i]->L = sim_scale(ch[i]->L, f);
         ch[i]->o_prime = sim_scale(ch[i]->o_prime, f);
         ch[i]->G_fs = sim_scale(ch[i]->G_fs, f);
+        ch[i]->O_fs = sim_scale(ch[i]->O_fs, f);
     }
     /* a failed poll is the MPI library's own work, as o_s and o_r are */
     p->o_poll = sim_scale(p->o_poll, f);
@@ -173,13 +174,13 @@ enum { CH_INTER = 1, CH_INTRA = 2, POLL_KEYS = 0 }; /* seen[POLL_KEYS]: 1 o_poll
 static int loggp_key(const pline *l, simmpi_loggp *c, const char *k, const char *as_written, const char *v,
                      unsigned *seen)
 {
-    static const char *const names[] = {"o_s", "o_r", "L", "o_prime", "G", "eager_limit", "half_duplex"};
+    static const char *const names[] = {"o_s", "o_r", "L", "o_prime", "G", "eager_limit", "half_duplex", "O"};
     unsigned i = 0;
-    while (i < 7 && strcmp(k, names[i]) != 0)
+    while (i < 8 && strcmp(k, names[i]) != 0)
         i++;
     if (i == 3 || !strcmp(k, "o'"))
         i = 3;
-    if (i == 7)
+    if (i == 8)
         return 1;
     *seen |= 1u << i;
     const char *key = as_written; /* for the messages */
@@ -190,7 +191,8 @@ static int loggp_key(const pline *l, simmpi_loggp *c, const char *k, const char 
     case 3: return parse_time(l, key, v, &c->o_prime);
     case 4: return parse_gap(l, key, v, &c->G_fs);
     case 5: return parse_size(l, key, v, &c->eager_limit);
-    default: return parse_duplex(l, key, v, &c->half_duplex_ppm);
+    case 6: return parse_duplex(l, key, v, &c->half_duplex_ppm);
+    default: return parse_gap(l, key, v, &c->O_fs);
     }
 }
 
@@ -321,11 +323,11 @@ static void inherit(simmpi_platform *p, const unsigned seen[3])
         p->o_iprobe = p->o_poll;
     unsigned take = seen[CH_INTER] & ~seen[CH_INTRA]; /* bit i: loggp_key's names[i] */
     uint64_t *dst[] = {&p->intra.o_s, &p->intra.o_r, &p->intra.L, &p->intra.o_prime, &p->intra.G_fs,
-                       &p->intra.eager_limit};
+                       &p->intra.eager_limit, NULL, &p->intra.O_fs};
     const uint64_t *src[] = {&p->inter.o_s, &p->inter.o_r, &p->inter.L, &p->inter.o_prime, &p->inter.G_fs,
-                             &p->inter.eager_limit};
-    for (int i = 0; i < 6; i++)
-        if (take & (1u << i))
+                             &p->inter.eager_limit, NULL, &p->inter.O_fs};
+    for (int i = 0; i < 8; i++)
+        if (dst[i] && (take & (1u << i)))
             *dst[i] = *src[i];
     if (take & (1u << 6))
         p->intra.half_duplex_ppm = p->inter.half_duplex_ppm;

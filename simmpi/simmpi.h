@@ -35,6 +35,10 @@ typedef struct simmpi_loggp {
     simtime L;           /* latency */
     simtime o_prime;     /* overhead of one rendezvous control message (o') */
     uint64_t G_fs;       /* gap per byte, femtoseconds (1/bandwidth) */
+    /* The sender's CPU time per byte of an eager message, femtoseconds,
+     * before the message leaves: its copy into the transport, where the CPU
+     * makes it (TCP).  LogGOPS's O; 0 in LogGP. */
+    uint64_t O_fs;
     uint64_t eager_limit; /* largest message sent eagerly, bytes */
     /* How much a rank's sending and receiving share one gap, in millionths:
      * each transfer's G(K-1) also holds the rank's other direction for that

@@ -600,6 +600,21 @@ t=$(sg p2p 2)
 python3 -c "import sys; t = float(sys.argv[1]); sys.exit(not (t >= 5e-6 and abs(t - 13.999e-6) <= 0.01 * 13.999e-6))" "$t" ||
   fail "p2p: SimGrid simulated $t s, expected 14.0 us (5 us computation + 9 us message)"
 echo "SimGrid replayed p2p in $t s"
+# O (the sender's CPU a byte of an eager message) is SimGrid's piecewise
+# smpi/os: O a byte up to the eager limit, none above; the 1000 B message
+# then costs O * 1000 = 2 us more in both simulators, to 1%.
+sed '/^O *=/d' "$W/plat.conf" > "$W/o.conf"
+echo "O = 2" >> "$W/o.conf"
+cp -r "$W/p2p" "$W/p2po"
+ex p2po --platform "$W/o.conf"
+grep -q '<prop id="smpi/os" value="0:1e-06:2e-09;1025:1e-06:0"/>' "$W/p2po.tit.xml" ||
+  fail "O = 2: smpi/os $(grep smpi/os "$W/p2po.tit.xml")"
+t=$(sg p2po 2)
+$PREDICT "$W/p2p" --platform "$W/o.conf" --json > "$W/p.json"
+p=$(q "d['predicted_s']")
+python3 -c "import sys; t, p = map(float, sys.argv[1:]); sys.exit(not (abs(p - 15.999e-6) < 1e-12 and abs(t - p) <= 0.01 * p))" "$t" "$p" ||
+  fail "p2p with O = 2: SimGrid simulated $t s, phantom predict $p s, expected 16.0 us"
+echo "SimGrid replayed p2p with O in $t s (phantom predict: $p s)"
 # The stencil (2 x 10 us computation a rank), with its Waitall and Allreduce,
 # agrees with phantom predict to 25%.
 t=$(sg st 8)

@@ -33,6 +33,31 @@ for K in 1025 100000; do
   expect "rendezvous K=$K no syn" "$(field 0 syn)$(field 1 syn)" 00
 done
 
+# 2b. LogGOPS's O, the sender's CPU time per byte of an eager message before
+#     it leaves: o_s + OK + G(K-1) + L + o_r end to end, the sender o_s + OK.
+#     A rendezvous message does not pay it; inside a node intra.O, or O.
+plat "O = 0.25"
+for K in 1 101 1024; do
+  predict "$WORK/e$K"
+  expect "O, eager K=$K receiver" "$(finish 1)" "$(($(ps $((os + G * (K - 1) + L + or))) + K * 250))"
+  expect "O, eager K=$K sender" "$(finish 0)" "$(($(ps $os) + K * 250))"
+  expect "O, eager K=$K sender CPU" "$(field 0 overhead)" "$(($(ps $os) + K * 250))"
+done
+predict "$WORK/r100000"
+expect "O, rendezvous receiver" "$(finish 1)" "$(ps $((2 * (op + L + op) + os + G * (100000 - 1) + L + or)))"
+plat "O = 0.25
+intra.O = 2
+cores_per_node = 2"
+predict "$WORK/e101" --ppn 2
+expect "intra.O, eager K=101 receiver" "$(finish 1)" "$(ps $((os + 202 + G * 100 + L + or)))"
+plat "O = 4 GB/s
+cores_per_node = 2"
+predict "$WORK/e1024" --ppn 2
+expect "O inherited inside a node, as a copy rate" "$(finish 0)" "$(ps $((os + 256)))"
+predict "$WORK/e1024" --what-if net=0.5
+expect "O under --what-if net=0.5" "$(finish 0)" "$(ps $(((os + 256) / 2)))"
+plat
+
 # 3. syn appears exactly when a receive is early: by how much it was early.
 "$SYNTH" p2p "$WORK/early" --bytes 101 --comp0 50000
 predict "$WORK/early"

@@ -75,6 +75,8 @@ bad() { # bad WANT-REGEX [platform lines...]
   grep -q "$want" "$WORK/err" || { cat "$WORK/err"; fail "error for '$*' does not match '$want'"; }
 }
 bad "bad.conf:2: unknown key 'latency'" "o_s = 1us" "latency = 2us"
+bad "bad.conf:2: intra.O: '-0.1' is not a gap per byte (ns) or a bandwidth" "O = 0.1" "intra.O = -0.1"
+bad "bad.conf:1: O: unknown unit 'us'" "O = 1us"
 # A file with no key at all (empty, or only comments) is not a platform
 # running on the defaults.
 bad "bad.conf: no 'key = value' line: not a platform file" "# a comment" ""
