@@ -22,10 +22,17 @@
  *   L         T(1) - o_s - o_r                    (eager: T = o_s + G(K-1) + L + o_r)
  *   G         slope of T between 1 MiB and 4 MiB (the bandwidth of large messages;
  *             throttled, between 256 KiB and 1 MiB)
- *   eager     the size at which T jumps: the power-of-two interval whose
- *             growth most exceeds the linear trend, then bisection in it
- *   o'        from the jump: T(E+1) - T(E) = 2(o' + L + o') + G, so
- *             o' = (jump/2 - L) / 2
+ *   eager     the largest K whose MPI_Send returns before the receiver, 2 ms
+ *             late (polling meanwhile), posts its receive (bisection)
+ *   O         the sender's CPU per byte of an eager message (LogGOPS's O):
+ *             the least-squares slope of T over the eager sizes (64 B to the
+ *             largest power of two under the eager limit, at least 4 KiB)
+ *             less G, at least 0.  Where the CPU copies each message (TCP)
+ *             eager messages cost more a byte than large ones, which the
+ *             transport pipelines
+ *   o'        from the jump: T(E+1) less the eager sizes' line at E+1 (where
+ *             there is none, less T(E)) = 2(o' + L + o') - OE, so
+ *             o' = ((jump + OE)/2 - L) / 2
  *   o_poll    per-call time of MPI_Test of a receive nothing arrives for (a
  *             Test that fails: a poll of the progress engine)
  *   o_iprobe  per-call time of MPI_Iprobe when nothing is there; over shared
@@ -301,47 +308,90 @@ static double scan_oneway(const scan *sc, long k, int dflt)
     return oneway(k, iters(&sc->rs, dflt, 2 * (sc->t1 + sc->g * (double)k)), sc->rs.reps);
 }
 
-/* The eager limit: where T jumps.  With T linear, T(2k) - T(k) = 2 (T(k) -
- * T(k/2)); a jump J in (k, 2k] adds J to the left side.  Find the k with the
- * largest excess, then bisect (k, 2k] against the line through T(k/2), T(k).
- * Each T(k) is the lesser of two passes over the sizes: other work on the
- * node slows a run, never speeds it, and a burst of it during one pass made
- * a jump at 256 bytes on a loaded machine (2 cores, load average 4). */
-static long eager_limit(const scan *sc, double *jump_out)
+#define SCAN_SIZES 15 /* 64 B to 1 MiB */
+
+/* t[i] = T(64 << i), the lesser of what it was and a new run. */
+static void scan_point(const scan *sc, double *t, int i, int first)
 {
-    double t[32];
-    int n = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        n = 0;
-        for (long k = 64; k <= (1L << 20) && n < 32; k *= 2) {
-            double tk = scan_oneway(sc, k, k < 65536 ? 2000 : 200);
-            t[n] = pass && t[n] < tk ? t[n] : tk;
-            n++;
+    long k = 64L << i;
+    double tk = scan_oneway(sc, k, k < 65536 ? 2000 : 200);
+    t[i] = !first && t[i] < tk ? t[i] : tk;
+}
+
+/* Whether a K-byte MPI_Send returns before its receive is posted.  Rank 1
+ * posts the receive only after HOLD_S, all of which it spends in Iprobes
+ * for another tag: a rendezvous send cannot complete before the receive
+ * matches it, an eager one returns as soon as the receiver's progress has
+ * taken the data (over shared memory, Open MPI's sends above 256 bytes wait
+ * for that, while a receiver that never polled would hold them: those
+ * were taken for rendezvous before the Iprobes).  A send that took long
+ * may have met a pause of its own, so that takes another try.
+ * Unlike a jump in the one-way time, this does not move with the noise:
+ * over this VM's TCP loopback, whose one-way times change level from one
+ * second to the next by a fifth, the largest jump of a scan over 64 B to 1
+ * MiB was at 1, 4, 14 or 300 KiB in four calibrations of seven
+ * (2026-12-07); Open MPI's limit is 64 KiB less its headers. */
+#define HOLD_S 0.002
+static int sends_eagerly(long k)
+{
+    int eager = 0;
+    for (int try = 0; try < 3 && !eager; try++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (me == 0) {
+            double t0 = MPI_Wtime();
+            MPI_Send(sbuf, (int)k, MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+            eager = MPI_Wtime() - t0 < HOLD_S / 2;
+        } else {
+            int flag;
+            for (double t0 = MPI_Wtime(); MPI_Wtime() - t0 < HOLD_S;)
+                MPI_Iprobe(0, 6, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            MPI_Recv(rbuf, (int)k, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
+        MPI_Bcast(&eager, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
-    int best = -1;
-    double excess = 0, rel = 0;
-    for (int i = 1; i + 1 < n; i++) { /* k = 64 << i; relative, as noise grows with T */
-        double e = (t[i + 1] - t[i]) - 2 * (t[i] - t[i - 1]);
-        if (e / t[i + 1] > rel) {
-            rel = e / t[i + 1];
-            excess = e;
-            best = i;
-        }
-    }
-    *jump_out = excess;
-    if (best < 0 || rel < 0.15 || excess < 200)
-        return 1L << 20; /* no jump up to 1 MiB */
-    long lo = 64L << best, hi = lo * 2;
-    double slope = (t[best] - t[best - 1]) / (double)(lo / 2), base = t[best];
+    return eager;
+}
+
+/* The eager limit: the largest size sent eagerly, by bisection over 0 to
+ * 1 MiB (1 MiB: none up to there). */
+static long eager_limit(void)
+{
+    if (sends_eagerly(1L << 20))
+        return 1L << 20;
+    long lo = 0, hi = 1L << 20; /* lo eager (0: nothing is), hi not */
     while (hi - lo > 1) {
         long mid = lo + (hi - lo) / 2;
-        if (scan_oneway(sc, mid, mid < 65536 ? 2000 : 100) - (base + slope * (double)(mid - lo)) > excess / 2)
-            hi = mid;
-        else
+        if (sends_eagerly(mid))
             lo = mid;
+        else
+            hi = mid;
     }
     return lo;
+}
+
+/* The least-squares line T(k) = icpt + slope k over the eager sizes 64 B,
+ * 128 B, ..., up to the largest power of two under the limit, at least 4
+ * KiB (else slope 0): O is its slope less G.  Each T(k) the lesser of two
+ * passes: other work on the node slows a run, never speeds it. */
+static double eager_slope(const scan *sc, long limit, double t[SCAN_SIZES], int *n_out, double *icpt)
+{
+    int n = 0;
+    while (n < SCAN_SIZES && (64L << n) <= limit)
+        n++;
+    *n_out = n;
+    if (n < 7) /* 64 B to 4 KiB */
+        return 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++)
+            scan_point(sc, t, i, !pass);
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int i = 0; i < n; i++) {
+        double x = (double)(64L << i);
+        sx += x, sy += t[i], sxx += x * x, sxy += x * t[i];
+    }
+    double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    *icpt = (sy - slope * sx) / n;
+    return slope;
 }
 
 /* Every rank probes its CPU at once; rank 0 gets them all (others NULL).
@@ -402,6 +452,10 @@ static int check_cpu(int np)
 /* What the ping-pongs measured (ns, G in ns per byte). */
 typedef struct measured {
     double os, orr, l, g, oprime, opoll, oiprobe, half_duplex;
+    double o_byte, eager_slope; /* O; the slope it came from (0: range too short) */
+    double scan_t[SCAN_SIZES];  /* T(64 << i) for i < nscan: O's scan */
+    int nscan;
+    long slope_to;              /* the slope's largest size */
     double os_seen, orr_seen; /* before the cut that keeps o_s + o_r <= T(1) */
     double t1, t256, tb0, tb1, jump, xb0, xb1;
     long big0, big1, eager;
@@ -457,14 +511,19 @@ static measured measure(int reps, int throttled)
     double gx = (m.xb1 - m.xb0) / (double)(big1 - big0);
     m.half_duplex = m.g > 0 ? gx / m.g - 1 : 0;
     m.half_duplex = m.half_duplex < 0 ? 0 : m.half_duplex > 1 ? 1 : m.half_duplex;
-    step(6, "the eager limit and o'");
-    double excess;
+    step(6, "the eager limit, O and o'");
     scan sc = {.rs = rs, .t1 = m.t1, .g = m.g};
-    m.eager = eager_limit(&sc, &excess);
-    m.jump = scan_oneway(&sc, m.eager + 1, 2000) - scan_oneway(&sc, m.eager, 2000);
-    if (m.jump < excess / 2) /* noise at the exact edge: trust the scan */
-        m.jump = excess;
-    m.oprime = (m.jump / 2 - m.l) / 2;
+    m.eager = eager_limit();
+    double icpt = 0;
+    m.eager_slope = eager_slope(&sc, m.eager, m.scan_t, &m.nscan, &icpt);
+    m.slope_to = m.nscan ? 64L << (m.nscan - 1) : 0;
+    m.o_byte = m.eager_slope > m.g ? m.eager_slope - m.g : 0;
+    /* the jump: T(E+1) above the eager sizes' line where there is one.
+     * T(E) itself can be off it: over TCP loopback, whose MTU is 64 KiB,
+     * the last eager size took as long as the first rendezvous one. */
+    double after = scan_oneway(&sc, m.eager + 1, 2000);
+    m.jump = after - (m.nscan >= 7 ? icpt + m.eager_slope * (double)(m.eager + 1) : scan_oneway(&sc, m.eager, 2000));
+    m.oprime = ((m.jump + m.o_byte * (double)m.eager) / 2 - m.l) / 2;
     if (m.oprime < 0)
         m.oprime = 0;
     return m;
@@ -525,7 +584,13 @@ static void write_platform(FILE *out, const char *name, const measured *m, const
             cpu_scale != 1 ? " of about 0.2 ms, most of which fit between two pauses" : "", lib);
     fprintf(out, "# T(1) = %.1f ns, T(256) = %.1f ns, T(%ld KiB) = %.0f ns, T(%ld KiB) = %.0f ns,\n", m->t1,
             m->t256, m->big0 >> 10, m->tb0, m->big1 >> 10, m->tb1);
-    fprintf(out, "# rendezvous jump at the eager limit: %.1f ns%s.\n", m->jump,
+    if (m->nscan >= 7) {
+        fprintf(out, "# T(64 B), T(128 B) .. T(%ld KiB), O's scan, ns:\n#", m->slope_to >> 10);
+        for (int i = 0; i < m->nscan; i++)
+            fprintf(out, " %.0f%s", m->scan_t[i], i == 7 && i + 1 < m->nscan ? "\n#" : "");
+        fputc('\n', out);
+    }
+    fprintf(out, "# rendezvous jump at the eager limit (T(E+1) over the eager sizes): %.1f ns%s.\n", m->jump,
             m->oprime > 0 ? "" : " (not above 2L: o_prime is below what this run can see, 0 taken)");
     if (m->l < 0.05) /* what L = %.1f writes as 0.0 */
         fprintf(out, "# L is 0: o_s + o_r as measured (%.1f + %.1f ns) take the whole one-way\n"
@@ -549,6 +614,12 @@ static void write_platform(FILE *out, const char *name, const measured *m, const
             m->orr * cpu_scale, m->l, m->oprime * cpu_scale);
     fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", m->g, m->g > 0 ? 1.0 / m->g : 0.0);
     fprintf(out, "eager_limit = %ld\n", m->eager);
+    if (m->nscan >= 7)
+        fprintf(out, "# O: T's slope over the eager sizes, 64 B to %ld KiB, %.5f ns a byte, less G\n"
+                     "O = %.5f          # ns per byte an eager send takes of the sender's CPU\n",
+                m->slope_to >> 10, m->eager_slope, m->o_byte);
+    else
+        fprintf(out, "O = 0              # not measured: eager sizes stop below 4 KiB\n");
     fprintf(out, "half_duplex = %.2f     # exchanging %ld KiB and %ld KiB each way: %.0f and %.0f ns\n",
             m->half_duplex, m->big0 >> 10, m->big1 >> 10, m->xb0, m->xb1);
     fprintf(out, "o_poll = %.1fns\no_iprobe = %.1fns\n", m->opoll * cpu_scale, m->oiprobe * cpu_scale);

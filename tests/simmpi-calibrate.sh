@@ -50,7 +50,20 @@ g = float(kv["G"])
 if not 0.001 <= g <= 10: die(f"G = {g} ns/byte")
 if not 256 <= int(kv["eager_limit"]) <= (1 << 20): die(f"eager_limit = {kv['eager_limit']}")
 if not 0 <= float(kv["half_duplex"]) <= 1: die(f"half_duplex = {kv['half_duplex']}")
-print("calibrated:", {k: kv[k] for k in ("o_s", "o_r", "L", "G", "eager_limit")})
+# O: the eager sizes' slope less G, from 4 KiB of eager sizes; else 0 and why
+text = open(sys.argv[1]).read()
+m = re.search(r"^O = ([0-9.]+) +# (.*)$", text, re.M)
+if not m: die("no O line")
+if m.group(2).startswith("not measured"):
+    if float(m.group(1)) != 0 or int(kv["eager_limit"]) >= 4096: die(f"O: {m.group(0)}")
+else:
+    slope = re.search(r"^# O: T's slope over the eager sizes, 64 B to ([0-9]+) KiB, ([0-9.]+) ns a byte, less G$",
+                      text, re.M)
+    if not slope: die(f"O: no slope before {m.group(0)}")
+    o, sl, top = float(m.group(1)), float(slope.group(2)), int(slope.group(1))
+    if abs(o - max(0.0, sl - g)) > 2e-5 or not 4 <= top <= int(kv["eager_limit"]) / 1024 < 2 * top:
+        die(f"O = {o} from slope {sl} to {top} KiB, G = {g}, eager limit {kv['eager_limit']}")
+print("calibrated:", {k: kv[k] for k in ("o_s", "o_r", "L", "G", "eager_limit", "O")})
 PY
 [ $? -eq 0 ] || fail "implausible calibration"
 # The calibrated file drives the simulator as it is.
