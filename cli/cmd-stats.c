@@ -606,6 +606,20 @@ static void print_counted(const stats *st)
     }
 }
 
+/* The longest start-up, a line under the header (traces from 1.2 on). */
+static void print_startup(const stats *st)
+{
+    uint32_t at = 0;
+    for (uint32_t i = 1; i < st->nranks; i++)
+        if (st->ranks[i].startup_ns > st->ranks[at].startup_ns)
+            at = i;
+    if (!st->nranks || !st->ranks[at].startup_ns)
+        return;
+    char t[32];
+    printf("start-up: the process's CPU time before MPI_Init, up to %s (rank %u), not in comp\n",
+           fmt_time(st->ranks[at].startup_ns, t, sizeof t), st->ranks[at].rank);
+}
+
 static void print_tables(const stats *st)
 {
     const char *cmd = ph_trace_meta(st->t, "command"), *when = ph_trace_meta(st->t, "start_time");
@@ -621,6 +635,7 @@ static void print_tables(const stats *st)
     if (st->probe_ns)
         printf("comp: the gaps between calls, each less the recorder's own part of it (%llu ns)\n",
                (unsigned long long)st->probe_ns);
+    print_startup(st);
     printf("\n");
     if (st->list_each || st->nranks <= SPREAD_ABOVE)
         print_ranks(st);

@@ -43,6 +43,15 @@ st = json.load(open(sys.argv[2]))
 assert [r["startup_ns"] for r in st["ranks"]] == [first[0], first[1]], st["ranks"]
 assert st["totals"]["startup_ns"] == first[0] + first[1], st["totals"]
 PY
+# ... and its table the longest, rank 1's, under the header
+"$PHANTOM" stats "$WORK/s.trace" > "$WORK/st.txt" || fail "phantom stats"
+python3 - "$WORK/st.json" "$WORK/st.txt" <<'PY' || fail "phantom stats: the start-up line"
+import json, re, sys
+s = json.load(open(sys.argv[1]))["ranks"][1]["startup_ns"]
+m = re.search(r"^start-up: the process's CPU time before MPI_Init, up to ([0-9.]+) ms \(rank 1\), not in comp$",
+              open(sys.argv[2]).read(), re.M)
+assert m and m.group(1) == f"{s / 1e6:.3f}", (m and m.group(0), s)
+PY
 "$PHANTOM" predict "$WORK/s.trace" --platform "$top_srcdir/platforms/shm-2core-local.conf" --ppn 2 --json \
   > "$WORK/p.json" || fail "phantom predict"
 python3 - "$WORK/st.json" "$WORK/p.json" <<'PY' || fail "phantom predict: the start-up"
