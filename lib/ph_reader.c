@@ -671,6 +671,7 @@ struct ph_rank_reader {
     int defs_only; /* prescan: build the trace tables, do not map ids */
     char *note;
     uint64_t startup_ns; /* the STARTUP record's, for the first event */
+    int startup_seen;    /* a STARTUP record was read: a second is corrupt */
     counters counts;
     frames f;
 };
@@ -931,9 +932,12 @@ static int read_startup(ph_rank_reader *r, ph_err *err)
         return rr_fail(r, err, "start-up record truncated");
     if (r->next_index != 0)
         return rr_fail(r, err, "start-up record after the first event");
+    if (r->startup_seen)
+        return rr_fail(r, err, "a second start-up record");
     if (ns > STARTUP_MAX_NS)
         return rr_fail(r, err, "start-up time over 30 days");
     r->startup_ns = ns;
+    r->startup_seen = 1;
     return 0;
 }
 

@@ -72,8 +72,10 @@ grep -q "^phantom dump: $WORK/long/rank-000000.evt: offset $first: corrupt block
 echo "format-minor: $(cat "$WORK/long.err")"
 
 # STARTUP (0xF9, format 1.2) is an extension record that phantom reads: one
-# with no value, or with 2^62 ns (146 years of CPU), is corrupt, named in one line.
-for c in "trunc f900 start-up record truncated" "huge f909808080808080808040 start-up time over 30 days"; do
+# with no value, or with 2^62 ns (146 years of CPU), is corrupt, named in one
+# line, as is one (5 ns) before the recorder's own: two of them.
+for c in "trunc f900 start-up record truncated" "huge f909808080808080808040 start-up time over 30 days" \
+  "twice f90105 a second start-up record"; do
   set -- $c
   name=$1 hex=$2
   shift 2
