@@ -72,6 +72,24 @@ $PREDICT "$WORK/p2p.trace" --platform "$WORK/here.conf" > "$WORK/p.txt" ||
   fail "phantom predict rejected the calibrated platform"
 grep -q "predicted run time" "$WORK/p.txt" || fail "no prediction: $(cat "$WORK/p.txt")"
 
+# Over TCP the send test finds Open MPI 4.1's btl_tcp_eager_limit, 64 KiB
+# less its headers (a jump in the one-way time was put anywhere from 1 to
+# 300 KiB on this VM), and O comes from the eager sizes 64 B to 32 KiB.
+mpirun_n 2 --mca btl tcp,self "$PHANTOM" calibrate --reps 3 -o "$WORK/tcp.conf" > "$WORK/out" 2>&1 ||
+  fail "calibrate over TCP: $(tail -3 "$WORK/out")"
+python3 - "$WORK/tcp.conf" <<'PY' || fail "calibration over TCP (above)"
+import re, sys
+text = open(sys.argv[1]).read()
+e = int(re.search(r"^eager_limit = (\d+)$", text, re.M).group(1))
+if not 60000 <= e < 65536: sys.exit(f"FAIL: eager_limit = {e} over TCP, not 64 KiB less headers")
+g = float(re.search(r"^G = ([0-9.]+)", text, re.M).group(1))
+m = re.search(r"^# O: T's slope over the eager sizes, 64 B to 32 KiB, ([0-9.]+) ns a byte, less G\nO = ([0-9.]+) ",
+              text, re.M)
+if not m or abs(float(m.group(2)) - max(0.0, float(m.group(1)) - g)) > 2e-5:
+    sys.exit(f"FAIL: O over TCP: {m and m.group(0)}")
+print(f"calibrated over TCP: eager_limit {e}, O {m.group(2)} ns a byte")
+PY
+
 # o_poll keeps the runs within twice their median: a preloaded shim stalls
 # 4 of the 15 poll runs by 200 ms (the way a CPU quota's pauses hit some of
 # them), and o_poll must stay below what one stalled run counted would add:
