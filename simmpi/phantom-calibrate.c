@@ -371,15 +371,16 @@ static long eager_limit(void)
 
 /* The least-squares line T(k) = icpt + slope k over the eager sizes 64 B,
  * 128 B, ..., up to the largest power of two under the limit, at least 4
- * KiB (else slope 0): O is its slope less G.  Each T(k) the lesser of two
- * passes: other work on the node slows a run, never speeds it. */
+ * KiB (else slope 0 and *n_out 0): O is its slope less G.  Each T(k) the
+ * lesser of two passes: other work on the node slows a run, never speeds it. */
+#define O_SIZES_MIN 7 /* 64 B to 4 KiB */
 static double eager_slope(const scan *sc, long limit, double t[SCAN_SIZES], int *n_out, double *icpt)
 {
     int n = 0;
     while (n < SCAN_SIZES && (64L << n) <= limit)
         n++;
-    *n_out = n;
-    if (n < 7) /* 64 B to 4 KiB */
+    *n_out = n >= O_SIZES_MIN ? n : 0;
+    if (!*n_out)
         return 0;
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++)
@@ -454,8 +455,7 @@ typedef struct measured {
     double os, orr, l, g, oprime, opoll, oiprobe, half_duplex;
     double o_byte, eager_slope; /* O; the slope it came from (0: range too short) */
     double scan_t[SCAN_SIZES];  /* T(64 << i) for i < nscan: O's scan */
-    int nscan;
-    long slope_to;              /* the slope's largest size */
+    int nscan;                  /* 0: too few eager sizes, O not measured */
     double os_seen, orr_seen; /* before the cut that keeps o_s + o_r <= T(1) */
     double t1, t256, tb0, tb1, jump, xb0, xb1;
     long big0, big1, eager;
@@ -516,13 +516,12 @@ static measured measure(int reps, int throttled)
     m.eager = eager_limit();
     double icpt = 0;
     m.eager_slope = eager_slope(&sc, m.eager, m.scan_t, &m.nscan, &icpt);
-    m.slope_to = m.nscan ? 64L << (m.nscan - 1) : 0;
     m.o_byte = m.eager_slope > m.g ? m.eager_slope - m.g : 0;
     /* the jump: T(E+1) above the eager sizes' line where there is one.
      * T(E) itself can be off it: over TCP loopback, whose MTU is 64 KiB,
      * the last eager size took as long as the first rendezvous one. */
     double after = scan_oneway(&sc, m.eager + 1, 2000);
-    m.jump = after - (m.nscan >= 7 ? icpt + m.eager_slope * (double)(m.eager + 1) : scan_oneway(&sc, m.eager, 2000));
+    m.jump = after - (m.nscan ? icpt + m.eager_slope * (double)(m.eager + 1) : scan_oneway(&sc, m.eager, 2000));
     m.oprime = ((m.jump + m.o_byte * (double)m.eager) / 2 - m.l) / 2;
     if (m.oprime < 0)
         m.oprime = 0;
@@ -584,10 +583,11 @@ static void write_platform(FILE *out, const char *name, const measured *m, const
             cpu_scale != 1 ? " of about 0.2 ms, most of which fit between two pauses" : "", lib);
     fprintf(out, "# T(1) = %.1f ns, T(256) = %.1f ns, T(%ld KiB) = %.0f ns, T(%ld KiB) = %.0f ns,\n", m->t1,
             m->t256, m->big0 >> 10, m->tb0, m->big1 >> 10, m->tb1);
-    if (m->nscan >= 7) {
-        fprintf(out, "# T(64 B), T(128 B) .. T(%ld KiB), O's scan, ns:\n#", m->slope_to >> 10);
+    long slope_kib = m->nscan ? (64L << (m->nscan - 1)) >> 10 : 0; /* O's largest size */
+    if (m->nscan) {
+        fprintf(out, "# T(64 B), T(128 B) .. T(%ld KiB), O's scan, ns:\n#", slope_kib);
         for (int i = 0; i < m->nscan; i++)
-            fprintf(out, " %.0f%s", m->scan_t[i], i == 7 && i + 1 < m->nscan ? "\n#" : "");
+            fprintf(out, " %.0f%s", m->scan_t[i], i == 7 && i + 1 < m->nscan ? "\n#" : ""); /* 8 a line */
         fputc('\n', out);
     }
     fprintf(out, "# rendezvous jump at the eager limit (T(E+1) over the eager sizes): %.1f ns%s.\n", m->jump,
@@ -614,10 +614,10 @@ static void write_platform(FILE *out, const char *name, const measured *m, const
             m->orr * cpu_scale, m->l, m->oprime * cpu_scale);
     fprintf(out, "G = %.5f          # ns per byte: %.2f GB/s\n", m->g, m->g > 0 ? 1.0 / m->g : 0.0);
     fprintf(out, "eager_limit = %ld\n", m->eager);
-    if (m->nscan >= 7)
+    if (m->nscan)
         fprintf(out, "# O: T's slope over the eager sizes, 64 B to %ld KiB, %.5f ns a byte, less G\n"
                      "O = %.5f          # ns per byte an eager send takes of the sender's CPU\n",
-                m->slope_to >> 10, m->eager_slope, m->o_byte);
+                slope_kib, m->eager_slope, m->o_byte);
     else
         fprintf(out, "O = 0              # not measured: eager sizes stop below 4 KiB\n");
     fprintf(out, "half_duplex = %.2f     # exchanging %ld KiB and %ld KiB each way: %.0f and %.0f ns\n",

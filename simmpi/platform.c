@@ -175,12 +175,13 @@ static int loggp_key(const pline *l, simmpi_loggp *c, const char *k, const char 
                      unsigned *seen)
 {
     static const char *const names[] = {"o_s", "o_r", "L", "o_prime", "G", "eager_limit", "half_duplex", "O"};
+    const unsigned nkeys = sizeof names / sizeof *names;
     unsigned i = 0;
-    while (i < 8 && strcmp(k, names[i]) != 0)
+    while (i < nkeys && strcmp(k, names[i]) != 0)
         i++;
     if (i == 3 || !strcmp(k, "o'"))
         i = 3;
-    if (i == 8)
+    if (i == nkeys)
         return 1;
     *seen |= 1u << i;
     const char *key = as_written; /* for the messages */
@@ -326,7 +327,7 @@ static void inherit(simmpi_platform *p, const unsigned seen[3])
                        &p->intra.eager_limit, NULL, &p->intra.O_fs};
     const uint64_t *src[] = {&p->inter.o_s, &p->inter.o_r, &p->inter.L, &p->inter.o_prime, &p->inter.G_fs,
                              &p->inter.eager_limit, NULL, &p->inter.O_fs};
-    for (int i = 0; i < 8; i++)
+    for (size_t i = 0; i < sizeof dst / sizeof *dst; i++)
         if (dst[i] && (take & (1u << i)))
             *dst[i] = *src[i];
     if (take & (1u << 6))
